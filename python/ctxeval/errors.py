@@ -1,0 +1,103 @@
+"""Errors and problem reports that name the file, line and field they are about.
+
+A run over thousands of instances must never die on one bad record, so most bad input is
+recorded as a :class:`Problem` and the run goes on; the exceptions below are raised where a
+whole input cannot be used, and always say where it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _where(path: str | None, line: int | None, field: str | None) -> str:
+    parts = []
+    if path:
+        parts.append(f"{path}:{line}" if line is not None else path)
+    elif line is not None:
+        parts.append(f"line {line}")
+    if field:
+        parts.append(f"field {field!r}")
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with one item of the input, reported and skipped rather than fatal."""
+
+    kind: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = _where(self.path, self.line, self.field)
+        return f"{where}: {self.message}" if where else self.message
+
+    def to_json(self) -> dict:
+        out: dict = {"kind": self.kind, "message": self.message}
+        if self.path is not None:
+            out["path"] = self.path
+        if self.line is not None:
+            out["line"] = self.line
+        if self.field is not None:
+            out["field"] = self.field
+        return out
+
+
+class CtxevalError(Exception):
+    """Base of every error ctxeval raises on purpose; carries where the bad input is."""
+
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        kind: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        self.field = field
+        if kind is not None:
+            self.kind = kind
+        where = _where(path, line, field)
+        super().__init__(f"{where}: {message}" if where else message)
+
+    def to_problem(self) -> Problem:
+        return Problem(self.kind, self.message, self.path, self.line, self.field)
+
+
+class InputError(CtxevalError):
+    """A file that cannot be read as the format it claims to be."""
+
+    kind = "bad_input"
+
+
+class GoldError(InputError):
+    """Gold annotations that cannot be loaded."""
+
+    kind = "bad_gold"
+
+
+class AdapterError(InputError):
+    """An agent output that its adapter cannot read (truncated, wrong format, ...)."""
+
+    kind = "bad_trajectory"
+
+
+class RepoError(CtxevalError):
+    """A repository or commit that cannot be found or read."""
+
+    kind = "missing_repo"
+
+
+class PatchError(InputError):
+    """A unified diff that cannot be parsed; the message names the failing hunk."""
+
+    kind = "bad_patch"

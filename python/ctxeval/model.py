@@ -1,0 +1,251 @@
+"""The data model every part of ctxeval speaks: gold instances, trajectories, steps and views.
+
+These mirror ``spec/trajectory-format.md`` and ``spec/gold-and-repos.md``. Adapters produce
+:class:`Trajectory`, gold loaders produce :class:`GoldInstance`, and the evaluator turns both into
+the native engine's input. Paths here are as the agent or annotator wrote them until the evaluator
+resolves them against the repository at the base commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import InputError
+
+TRAJECTORY_FORMAT = "ctxeval-trajectory/1"
+
+GoldKind = Literal["context", "patch"]
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """Lines of one file that were displayed.
+
+    ``start_line``/``end_line`` are 1-based and inclusive; ``end_line=None`` means "to the end of
+    the file" and ``start_line=None`` means the file itself was shown but no lines can be credited
+    (``file_only``). ``post_edit`` views were shown after the agent changed the file and could not be
+    mapped back to base lines: they count at file level only.
+    """
+
+    file: str
+    start_line: int | None = 1
+    end_line: int | None = None
+    post_edit: bool = False
+
+    @property
+    def file_only(self) -> bool:
+        return self.post_edit or self.start_line is None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "file": self.file,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+        }
+        if self.post_edit:
+            out["post_edit"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, *, path: str | None = None, line: int | None = None,
+                  field_name: str = "views") -> View:
+        if not isinstance(obj, dict):
+            raise InputError("a view must be an object", path=path, line=line, field=field_name)
+        f = obj.get("file")
+        if not isinstance(f, str) or not f:
+            raise InputError("a view needs a non-empty string 'file'", path=path, line=line,
+                             field=f"{field_name}.file")
+        start = obj.get("start_line", 1 if "end_line" in obj else None)
+        end = obj.get("end_line")
+        for key, value in (("start_line", start), ("end_line", end)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise InputError(f"'{key}' must be an integer or null", path=path, line=line,
+                                 field=f"{field_name}.{key}")
+        return cls(f, start, end, bool(obj.get("post_edit", False)))
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRef:
+    """A definition shown by name without line numbers (``Class.method`` or a bare name)."""
+
+    file: str
+    name: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "name": self.name}
+
+    @classmethod
+    def from_json(cls, obj: Any, *, path: str | None = None, line: int | None = None,
+                  field_name: str = "symbols") -> SymbolRef:
+        if not isinstance(obj, dict) or not isinstance(obj.get("file"), str) \
+                or not isinstance(obj.get("name"), str):
+            raise InputError("a symbol view needs string 'file' and 'name'", path=path,
+                             line=line, field=field_name)
+        return cls(obj["file"], obj["name"])
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token and cost usage as the agent recorded it; unknown values are None, never 0."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    api_calls: int | None = None
+
+    def is_empty(self) -> bool:
+        return all(v is None for v in (self.input_tokens, self.output_tokens, self.cost,
+                                       self.api_calls))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cost": self.cost, "api_calls": self.api_calls}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Usage | None:
+        if not isinstance(obj, dict):
+            return None
+        u = cls(_opt_int(obj.get("input_tokens")), _opt_int(obj.get("output_tokens")),
+                _opt_float(obj.get("cost")), _opt_int(obj.get("api_calls")))
+        return None if u.is_empty() else u
+
+    @staticmethod
+    def total(parts: list[Usage | None]) -> Usage | None:
+        """Sum per-call usage; a field stays None unless at least one part recorded it."""
+        out = Usage()
+        for p in parts:
+            if p is None:
+                continue
+            for name in ("input_tokens", "output_tokens", "cost", "api_calls"):
+                v = getattr(p, name)
+                if v is not None:
+                    cur = getattr(out, name)
+                    setattr(out, name, v if cur is None else cur + v)
+        return None if out.is_empty() else out
+
+
+def _opt_int(v: Any) -> int | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None
+
+
+def _opt_float(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    return None
+
+
+@dataclass(slots=True)
+class Step:
+    """One agent action with its observation, and what that observation displayed."""
+
+    index: int
+    action: str = ""
+    tool: str | None = None
+    views: list[View] = field(default_factory=list)
+    symbols: list[SymbolRef] = field(default_factory=list)
+    edits: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "tool": self.tool,
+            "action": self.action,
+            "views": [v.to_json() for v in self.views],
+            "symbols": [s.to_json() for s in self.symbols],
+            "edits": list(self.edits),
+        }
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
+        return out
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """One agent run on one instance, in the neutral format (``ctxeval-trajectory/1``)."""
+
+    instance_id: str
+    steps: list[Step] = field(default_factory=list)
+    run: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    repo: str | None = None
+    base_commit: str | None = None
+    final_context: list[View] | None = None
+    final_symbols: list[SymbolRef] | None = None
+    model_patch: str | None = None
+    usage: Usage | None = None
+    resolved: bool | None = None
+    source: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "format": TRAJECTORY_FORMAT,
+            "instance_id": self.instance_id,
+            "run": self.run,
+            "agent": self.agent,
+            "model": self.model,
+            "repo": self.repo,
+            "base_commit": self.base_commit,
+            "steps": [s.to_json() for s in self.steps],
+            "final_context": None if self.final_context is None
+            else [v.to_json() for v in self.final_context],
+            "model_patch": self.model_patch,
+            "usage": None if self.usage is None else self.usage.to_json(),
+            "resolved": self.resolved,
+        }
+        if self.final_symbols is not None:
+            out["final_symbols"] = [s.to_json() for s in self.final_symbols]
+        for k, v in self.extra.items():
+            out.setdefault(k, v)
+        return out
+
+
+@dataclass(slots=True)
+class GoldInstance:
+    """What an instance needed: the gold context (or the gold patch's edit locations)."""
+
+    instance_id: str
+    repo: str | None
+    base_commit: str | None
+    context: list[View] = field(default_factory=list)
+    patch: str | None = None
+    language: str | None = None
+    source: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    gold_kind: GoldKind = "context"
+    context_text: list[str] = field(default_factory=list)
+    origin: str | None = None
+
+    def ids(self) -> list[str]:
+        return [self.instance_id, *self.aliases]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "instance_id": self.instance_id,
+            "repo": self.repo,
+            "base_commit": self.base_commit,
+            "gold_context": [
+                {"file": v.file, "start_line": v.start_line, "end_line": v.end_line}
+                for v in self.context
+            ],
+        }
+        for key in ("patch", "language", "source"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.aliases:
+            out["aliases"] = list(self.aliases)
+        if self.gold_kind != "context":
+            out["gold_kind"] = self.gold_kind
+        return out
