@@ -1,4 +1,28 @@
-//! ctxeval-core: interval algebra and context-retrieval metrics.
+//! ctxeval-core: the arithmetic of ctxeval, in plain Rust.
+//!
+//! - [`intervals`]: normalised sets of half-open ranges over lines and bytes, per-file maps;
+//! - [`lineindex`]: line ↔ byte mapping of a file's exact bytes;
+//! - [`metrics`]: coverage, precision and F1 with an explicit empty-set policy;
+//! - [`engine`]: one instance's final-context, per-step and EditLoc metrics, and a parallel batch;
+//! - [`rawlines`]: the ContextBench reference's own line arithmetic, for its preset.
+//!
+//! Nothing here knows about Python; the `ctxeval-py` crate is a thin binding layer.
+
+pub mod engine;
+pub mod intervals;
+pub mod lineindex;
+pub mod metrics;
+pub mod rawlines;
+
+pub use engine::{
+    evaluate, evaluate_batch, EditLocResult, EditSet, FileInfo, Instance, InstanceResult,
+    LineView, PerGranularity, Preset, StepResult, TrajectoryResult, ViewSet,
+};
+pub use intervals::{ByteRanges, FileMap, LineRanges, RangeSet};
+pub use lineindex::LineIndex;
+pub use metrics::{EmptySetPolicy, Score};
+
+/// The crate version (also the Python package's version).
 pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }

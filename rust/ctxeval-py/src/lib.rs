@@ -1,7 +1,377 @@
+//! `ctxeval._core`: a thin PyO3 layer over `ctxeval-core`.
+//!
+//! It converts plain Python values (dicts, lists, tuples) to the core's types, runs the
+//! arithmetic with the GIL released, and converts results back. No metric logic lives here.
+
+use std::sync::Arc;
+
+use ctxeval_core::{
+    self as core, EditSet, FileInfo, Instance, InstanceResult, LineView, PerGranularity, Preset,
+    Score, ViewSet,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// Line ↔ byte mapping of one file's exact bytes (built once per blob, shared by instances).
+#[pyclass(frozen, name = "LineIndex", module = "ctxeval._core")]
+struct PyLineIndex {
+    inner: Arc<core::LineIndex>,
+}
+
+#[pymethods]
+impl PyLineIndex {
+    #[new]
+    fn new(py: Python<'_>, data: &[u8]) -> Self {
+        let inner = if data.len() > 1 << 20 {
+            let owned = data.to_vec();
+            py.detach(move || core::LineIndex::new(&owned))
+        } else {
+            core::LineIndex::new(data)
+        };
+        Self { inner: Arc::new(inner) }
+    }
+
+    #[getter]
+    fn line_count(&self) -> u32 {
+        self.inner.line_count()
+    }
+
+    #[getter]
+    fn byte_len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    #[getter]
+    fn ends_with_newline(&self) -> bool {
+        self.inner.ends_with_newline()
+    }
+
+    fn line_bytes(&self, line: u32) -> Option<(u64, u64)> {
+        self.inner.line_bytes(line)
+    }
+
+    fn lines_bytes(&self, first: u32, last: u32) -> Option<(u64, u64)> {
+        self.inner.lines_bytes(first, last)
+    }
+
+    fn line_of(&self, byte: u64) -> Option<u32> {
+        self.inner.line_of(byte)
+    }
+
+    #[pyo3(signature = (start, end=None))]
+    fn clip(&self, start: i64, end: Option<i64>) -> Option<(u32, u32)> {
+        self.inner.clip(start, end)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.line_count() as usize
+    }
+
+    fn __repr__(&self) -> String {
+        format!("LineIndex(lines={}, bytes={})", self.inner.line_count(), self.inner.len())
+    }
+}
+
+fn parse_preset(name: &str) -> PyResult<Preset> {
+    match name {
+        "strict" => Ok(Preset::Strict),
+        "contextbench" => Ok(Preset::ContextBench),
+        other => Err(PyValueError::new_err(format!(
+            "unknown preset {other:?}: expected 'strict' or 'contextbench'"
+        ))),
+    }
+}
+
+fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(d.get_item(key)?.filter(|v| !v.is_none()))
+}
+
+fn field_err(what: &str, key: &str, err: PyErr) -> PyErr {
+    PyTypeError::new_err(format!("{what}: field {key:?}: {err}"))
+}
+
+fn lines_of(d: &Bound<'_, PyDict>, what: &str) -> PyResult<Vec<LineView>> {
+    let Some(v) = get(d, "lines")? else { return Ok(Vec::new()) };
+    let raw: Vec<(u32, i64, Option<i64>)> = v.extract().map_err(|e| field_err(what, "lines", e))?;
+    Ok(raw.into_iter().map(|(file, start, end)| LineView { file, start, end }).collect())
+}
+
+fn view_set(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ViewSet> {
+    let d = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{what}: expected a dict")))?;
+    let files = match get(d, "files")? {
+        Some(v) => v.extract().map_err(|e| field_err(what, "files", e))?,
+        None => Vec::new(),
+    };
+    let symbols = match get(d, "symbols")? {
+        Some(v) => v.extract().map_err(|e| field_err(what, "symbols", e))?,
+        None => Vec::new(),
+    };
+    let symbols_only = match get(d, "symbols_only")? {
+        Some(v) => v.extract().map_err(|e| field_err(what, "symbols_only", e))?,
+        None => false,
+    };
+    Ok(ViewSet { lines: lines_of(d, what)?, files, symbols, symbols_only })
+}
+
+fn edit_set(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<EditSet> {
+    let d = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{what}: expected a dict")))?;
+    let files = match get(d, "files")? {
+        Some(v) => v.extract().map_err(|e| field_err(what, "files", e))?,
+        None => Vec::new(),
+    };
+    Ok(EditSet { files, lines: lines_of(d, what)? })
+}
+
+fn instance(obj: &Bound<'_, PyAny>) -> PyResult<Instance> {
+    let d = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err("instance: expected a dict"))?;
+    let mut files = Vec::new();
+    if let Some(list) = get(d, "files")? {
+        for (k, item) in list.try_iter()?.enumerate() {
+            let item = item?;
+            let fd = item
+                .cast::<PyDict>()
+                .map_err(|_| PyTypeError::new_err(format!("files[{k}]: expected a dict")))?;
+            let index = match get(fd, "index")? {
+                Some(ix) => Some(
+                    ix.cast::<PyLineIndex>()
+                        .map_err(|_| {
+                            PyTypeError::new_err(format!(
+                                "files[{k}]: field \"index\": expected a LineIndex"
+                            ))
+                        })?
+                        .get()
+                        .inner
+                        .clone(),
+                ),
+                None => None,
+            };
+            let mut symbols: Vec<(u64, u64)> = match get(fd, "symbols")? {
+                Some(v) => v.extract().map_err(|e| field_err(&format!("files[{k}]"), "symbols", e))?,
+                None => Vec::new(),
+            };
+            symbols.shrink_to_fit();
+            files.push(FileInfo { index, symbols });
+        }
+    }
+    let gold = match get(d, "gold")? {
+        Some(v) => view_set(&v, "gold")?,
+        None => ViewSet::default(),
+    };
+    let mut steps = Vec::new();
+    if let Some(list) = get(d, "steps")? {
+        for (k, s) in list.try_iter()?.enumerate() {
+            steps.push(view_set(&s?, &format!("steps[{k}]"))?);
+        }
+    }
+    Ok(Instance {
+        files,
+        gold,
+        steps,
+        final_context: get(d, "final")?.map(|v| view_set(&v, "final")).transpose()?,
+        gold_edits: get(d, "gold_edits")?.map(|v| edit_set(&v, "gold_edits")).transpose()?,
+        pred_edits: get(d, "pred_edits")?.map(|v| edit_set(&v, "pred_edits")).transpose()?,
+    })
+}
+
+const GRANULARITIES: [&str; 4] = ["file", "symbol", "span", "line"];
+
+fn per_gran<'py, T: Copy + IntoPyObject<'py>>(
+    py: Python<'py>,
+    v: &PerGranularity<T>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, x) in GRANULARITIES.iter().zip(v.values()) {
+        d.set_item(k, x)?;
+    }
+    Ok(d)
+}
+
+fn score_dict<'py>(py: Python<'py>, s: &Score, recall_key: &str) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(recall_key, s.coverage)?;
+    d.set_item("precision", s.precision)?;
+    d.set_item("f1", s.f1)?;
+    d.set_item("intersection", s.intersection)?;
+    d.set_item("gold_size", s.gold_size)?;
+    d.set_item("pred_size", s.pred_size)?;
+    Ok(d)
+}
+
+fn result_dict<'py>(py: Python<'py>, r: &InstanceResult) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("num_steps", r.num_steps)?;
+    let fin = PyDict::new(py);
+    for (k, s) in GRANULARITIES.iter().zip(r.final_scores.values()) {
+        fin.set_item(k, score_dict(py, &s, "coverage")?)?;
+    }
+    out.set_item("final", fin)?;
+    let t = &r.trajectory;
+    let traj = PyDict::new(py);
+    let steps = PyList::empty(py);
+    for (i, s) in t.steps.iter().enumerate() {
+        let sd = PyDict::new(py);
+        sd.set_item("step", i + 1)?;
+        sd.set_item("coverage", per_gran(py, &s.coverage)?)?;
+        sd.set_item("viewed", per_gran(py, &s.viewed)?)?;
+        sd.set_item("new", per_gran(py, &s.new)?)?;
+        steps.append(sd)?;
+    }
+    traj.set_item("steps", steps)?;
+    traj.set_item("auc_coverage", per_gran(py, &t.auc_coverage)?)?;
+    traj.set_item("redundancy", per_gran(py, &t.redundancy)?)?;
+    traj.set_item("first_gold_step", per_gran(py, &t.first_gold_step)?)?;
+    traj.set_item("seen_gold", per_gran(py, &t.seen_gold)?)?;
+    traj.set_item("evidence_drop", per_gran(py, &t.evidence_drop)?)?;
+    out.set_item("trajectory", traj)?;
+    match &r.editloc {
+        Some(e) => {
+            let d = score_dict(py, &e.line, "recall")?;
+            d.set_item("file", score_dict(py, &e.file, "recall")?)?;
+            out.set_item("editloc", d)?;
+        }
+        None => out.set_item("editloc", py.None())?,
+    }
+    Ok(out)
+}
+
+/// Score one instance (see `ctxeval/_core.pyi` for the input shape).
+#[pyfunction]
+#[pyo3(signature = (instance, preset="strict"))]
+fn evaluate_instance<'py>(
+    py: Python<'py>,
+    instance: &Bound<'py, PyAny>,
+    preset: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let preset = parse_preset(preset)?;
+    let inst = self::instance(instance)?;
+    let r = py.detach(|| core::evaluate(&inst, preset));
+    result_dict(py, &r)
+}
+
+/// Score many instances on `threads` worker threads (0: all cores) with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (instances, preset="strict", threads=0))]
+fn evaluate_batch<'py>(
+    py: Python<'py>,
+    instances: &Bound<'py, PyAny>,
+    preset: &str,
+    threads: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    let preset = parse_preset(preset)?;
+    let mut parsed = Vec::new();
+    for (k, item) in instances.try_iter()?.enumerate() {
+        parsed.push(self::instance(&item?).map_err(|e| {
+            PyValueError::new_err(format!("instances[{k}]: {}", e.value(py)))
+        })?);
+    }
+    let results = py.detach(|| core::evaluate_batch(&parsed, preset, threads));
+    let out = PyList::empty(py);
+    for r in &results {
+        out.append(result_dict(py, r)?)?;
+    }
+    Ok(out)
+}
+
+/// Coverage, precision and F1 from counts, with a preset's empty-set conventions (used for
+/// micro averages, so that aggregation shares the engine's conventions).
+#[pyfunction]
+#[pyo3(signature = (intersection, gold_size, pred_size, preset="strict"))]
+fn score<'py>(
+    py: Python<'py>,
+    intersection: i64,
+    gold_size: i64,
+    pred_size: i64,
+    preset: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = parse_preset(preset)?.empty_sets().score(intersection, gold_size, pred_size);
+    score_dict(py, &s, "coverage")
+}
+
+type Pairs<T> = Vec<(T, T)>;
+
+/// Normalise inclusive line ranges: swap reversed, drop lines below 1, merge overlapping and
+/// adjacent ones.
+#[pyfunction]
+fn lines_normalize(ranges: Pairs<u32>) -> Pairs<u32> {
+    core::LineRanges::from_inclusive(ranges).inclusive().collect()
+}
+
+/// The inclusive line ranges covering a list of line numbers (consecutive lines joined).
+#[pyfunction]
+fn lines_from_numbers(lines: Vec<u32>) -> Pairs<u32> {
+    core::LineRanges::from_inclusive(lines.into_iter().map(|l| (l, l))).inclusive().collect()
+}
+
+#[pyfunction]
+fn lines_union(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
+    let (a, b) = (core::LineRanges::from_inclusive(a), core::LineRanges::from_inclusive(b));
+    a.union(&b).inclusive().collect()
+}
+
+#[pyfunction]
+fn lines_intersection(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
+    let (a, b) = (core::LineRanges::from_inclusive(a), core::LineRanges::from_inclusive(b));
+    a.intersection(&b).inclusive().collect()
+}
+
+#[pyfunction]
+fn lines_difference(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
+    let (a, b) = (core::LineRanges::from_inclusive(a), core::LineRanges::from_inclusive(b));
+    a.difference(&b).inclusive().collect()
+}
+
+#[pyfunction]
+fn lines_measure(ranges: Pairs<u32>) -> u64 {
+    core::LineRanges::from_inclusive(ranges).measure()
+}
+
+/// Normalise half-open byte ranges: swap reversed, drop empty, merge overlapping and adjacent.
+#[pyfunction]
+fn bytes_normalize(ranges: Pairs<u64>) -> Pairs<u64> {
+    core::ByteRanges::from_ranges(ranges).spans().to_vec()
+}
+
+#[pyfunction]
+fn bytes_union(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
+    let (a, b) = (core::ByteRanges::from_ranges(a), core::ByteRanges::from_ranges(b));
+    a.union(&b).spans().to_vec()
+}
+
+#[pyfunction]
+fn bytes_intersection(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
+    let (a, b) = (core::ByteRanges::from_ranges(a), core::ByteRanges::from_ranges(b));
+    a.intersection(&b).spans().to_vec()
+}
+
+#[pyfunction]
+fn bytes_difference(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
+    let (a, b) = (core::ByteRanges::from_ranges(a), core::ByteRanges::from_ranges(b));
+    a.difference(&b).spans().to_vec()
+}
+
+#[pyfunction]
+fn bytes_measure(ranges: Pairs<u64>) -> u64 {
+    core::ByteRanges::from_ranges(ranges).measure()
+}
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", ctxeval_core::version())?;
+    m.add("__version__", core::version())?;
+    m.add_class::<PyLineIndex>()?;
+    m.add_function(wrap_pyfunction!(evaluate_instance, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(score, m)?)?;
+    m.add_function(wrap_pyfunction!(lines_normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(lines_from_numbers, m)?)?;
+    m.add_function(wrap_pyfunction!(lines_union, m)?)?;
+    m.add_function(wrap_pyfunction!(lines_intersection, m)?)?;
+    m.add_function(wrap_pyfunction!(lines_difference, m)?)?;
+    m.add_function(wrap_pyfunction!(lines_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_union, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_intersection, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_difference, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_measure, m)?)?;
     Ok(())
 }

@@ -1,0 +1,256 @@
+"""OpenHands ``output.jsonl``: one record per instance with its ``history`` of events.
+
+Every agent action event is a step (``run``, ``read``, ``edit``, ``think``, ``finish``, ...), and so
+is an ``error`` observation that answers no action (a tool call the framework rejected). The
+assistant's plain messages, the system prompt and ``recall`` events are not steps. An action's
+observation is the event whose ``cause`` is the action's ``id``.
+
+``read`` observations are ``cat -n`` blocks and are read line number by line number; ``run``
+commands go through the shell reader; an ``edit`` whose observation carries a unified ``diff``
+is mapped back exactly, any other successful edit makes later views of that file post-edit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import AdapterError, Problem
+from ..model import Step, Trajectory, Usage
+from . import ReadOptions
+from .swe_agent import EditTracker, apply_shell, catn_blocks, hunks_from_diff
+
+FORMAT = "openhands"
+PRIORITY = 40
+
+_NOT_STEPS = {"system", "recall", "message", "change_agent_state", "null", None}
+
+
+def detect(path: Path, head: bytes) -> bool:
+    """JSON lines whose records carry ``instance_id`` and an event ``history`` (or metadata)."""
+    if path.is_dir() or not head.lstrip().startswith(b"{"):
+        return False
+    if b'"instance_id"' not in head or re.search(rb'"trajectory"\s*:\s*\[', head):
+        return False
+    if b'"history"' in head and (b'"source"' in head or b'"test_result"' in head):
+        return True
+    return b'"agent_class"' in head and b'"instruction"' in head
+
+
+def _content(event: dict[str, Any]) -> str:
+    c = event.get("content")
+    if isinstance(c, str):
+        return c
+    m = event.get("message")
+    return m if isinstance(m, str) else ""
+
+
+def _metadata(obs: dict[str, Any] | None) -> dict[str, Any]:
+    if not obs:
+        return {}
+    extras = obs.get("extras")
+    md = extras.get("metadata") if isinstance(extras, dict) else None
+    return md if isinstance(md, dict) else {}
+
+
+_EDIT_OK = ("has been edited", "File created successfully", "undone successfully",
+            "Last edit to")
+
+
+def _edit_step(step: Step, tr: EditTracker, args: dict[str, Any], obs: dict[str, Any] | None,
+               cwd: str | None) -> None:
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return
+    text = _content(obs) if obs else ""
+    if not any(s in text for s in _EDIT_OK) or text.lstrip().startswith("ERROR"):
+        return
+    extras = obs.get("extras") if obs and isinstance(obs.get("extras"), dict) else {}
+    diff = extras.get("diff") if isinstance(extras, dict) else None
+    command = args.get("command")
+    hunks = hunks_from_diff(diff) if isinstance(diff, str) and diff.strip() \
+        and command in ("str_replace", "insert") else None
+    tr.record(tr.key(path, cwd), hunks)
+    step.edits.append(path)
+    for blk in catn_blocks(text, default_path=path):
+        step.views.extend(tr.views(blk.path or path, blk.ranges, cwd))
+
+
+def _read_step(step: Step, tr: EditTracker, args: dict[str, Any], obs: dict[str, Any] | None,
+               cwd: str | None) -> None:
+    path = args.get("path")
+    text = _content(obs) if obs else ""
+    if not isinstance(path, str) or not text or text.lstrip().startswith("ERROR"):
+        return
+    if text.lstrip().startswith("Here's the files and directories"):
+        return
+    for blk in catn_blocks(text, default_path=path):
+        step.views.extend(tr.views(blk.path or path, blk.ranges, cwd))
+
+
+def _step_usage(action: dict[str, Any], prev: dict[str, int]) -> Usage | None:
+    """Per-step tokens: the growth of ``llm_metrics.accumulated_token_usage`` since the last step."""
+    lm = action.get("llm_metrics")
+    acc = lm.get("accumulated_token_usage") if isinstance(lm, dict) else None
+    if not isinstance(acc, dict):
+        return None
+    p, c = acc.get("prompt_tokens"), acc.get("completion_tokens")
+    if not isinstance(p, int) or not isinstance(c, int):
+        return None
+    dp, dc = p - prev.get("p", 0), c - prev.get("c", 0)
+    prev["p"], prev["c"] = p, c
+    if dp < 0 or dc < 0 or (dp == 0 and dc == 0):
+        return None
+    return Usage(input_tokens=dp, output_tokens=dc)
+
+
+def _usage(metrics: Any) -> Usage | None:
+    """Instance usage; a zero cost with no per-call costs recorded is unknown, not free."""
+    if not isinstance(metrics, dict):
+        return None
+    acc = metrics.get("accumulated_token_usage")
+    acc = acc if isinstance(acc, dict) else {}
+    p, c = acc.get("prompt_tokens"), acc.get("completion_tokens")
+    cost = metrics.get("accumulated_cost")
+    costs = metrics.get("costs")
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool) \
+            or (cost == 0 and not costs):
+        cost = None
+    lat = metrics.get("response_latencies")
+    calls = len(lat) if isinstance(lat, list) and lat else None
+    u = Usage(p if isinstance(p, int) else None, c if isinstance(c, int) else None,
+              float(cost) if cost is not None else None, calls)
+    return None if u.is_empty() else u
+
+
+def _pairs(history: list[Any]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Actions with their observations, in order; an ``error`` observation that answers no
+    action stands alone (as ``(error, None)``). Old histories are lists of [action, obs] pairs."""
+    out: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    events: list[dict[str, Any]] = []
+    for item in history:
+        if isinstance(item, dict):
+            events.append(item)
+        elif isinstance(item, list) and len(item) == 2 and isinstance(item[0], dict):
+            obs = item[1] if isinstance(item[1], dict) and "observation" in item[1] else None
+            out.append((item[0], obs))
+    if out:
+        return out
+    by_cause: dict[Any, dict[str, Any]] = {}
+    for e in events:
+        if "observation" in e and e.get("cause") is not None:
+            by_cause.setdefault(e["cause"], e)
+    action_ids = {e.get("id") for e in events if "action" in e}
+    for e in events:
+        if "action" in e:
+            out.append((e, by_cause.get(e.get("id"))))
+        elif e.get("observation") == "error" and e.get("cause") not in action_ids:
+            out.append((e, None))
+    return out
+
+
+def trajectory_from_record(rec: dict[str, Any], where: str, line: int,
+                           options: ReadOptions) -> Trajectory:
+    """One ``output.jsonl`` record as a trajectory."""
+    history = rec.get("history")
+    if not isinstance(history, list):
+        raise AdapterError("missing list 'history'", path=where, line=line, field="history")
+    iid = rec.get("instance_id")
+    if not isinstance(iid, str) or not iid:
+        inst = rec.get("instance")
+        iid = inst.get("instance_id") if isinstance(inst, dict) else None
+    if not isinstance(iid, str) or not iid:
+        raise AdapterError("missing 'instance_id'", path=where, line=line, field="instance_id")
+
+    tr = EditTracker()
+    steps: list[Step] = []
+    cwd: str | None = None
+    tokens: dict[str, int] = {}
+    for e, obs in _pairs(history):
+        if "action" not in e:
+            steps.append(Step(index=len(steps), tool="error", action=_content(e)[:200]))
+            continue
+        kind = e.get("action")
+        if kind in _NOT_STEPS or e.get("source") not in ("agent", None):
+            continue
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        step = Step(index=len(steps), tool=str(kind), usage=_step_usage(e, tokens))
+        if kind == "run":
+            command = args.get("command") if isinstance(args.get("command"), str) else ""
+            step.action = command
+            md = _metadata(obs)
+            wd = md.get("working_dir") if isinstance(md.get("working_dir"), str) else None
+            rc = md.get("exit_code") if isinstance(md.get("exit_code"), int) else None
+            if command.strip() and obs is not None:
+                apply_shell(step, tr, command, _content(obs), cwd or wd, rc)
+            cwd = wd or cwd
+        elif kind == "read":
+            step.action = f"read {args.get('path', '')}".strip()
+            if args.get("view_range"):
+                step.action += f" {args.get('view_range')}"
+            _read_step(step, tr, args, obs, cwd)
+        elif kind == "edit":
+            step.action = f"{args.get('command') or 'edit'} {args.get('path', '')}".strip()
+            _edit_step(step, tr, args, obs, cwd)
+        else:
+            msg = e.get("message")
+            step.action = msg if isinstance(msg, str) else str(kind)
+        steps.append(step)
+
+    test_result = rec.get("test_result")
+    patch = test_result.get("git_patch") if isinstance(test_result, dict) else None
+    md = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    llm = md.get("llm_config") if isinstance(md.get("llm_config"), dict) else {}
+    inst = rec.get("instance") if isinstance(rec.get("instance"), dict) else {}
+    extra: dict[str, Any] = {}
+    if rec.get("error"):
+        extra["agent_error"] = str(rec["error"])
+    return Trajectory(
+        instance_id=iid,
+        steps=steps,
+        run=options.run,
+        agent="openhands",
+        model=llm.get("model") if isinstance(llm.get("model"), str) else None,
+        repo=inst.get("repo") if isinstance(inst.get("repo"), str) else None,
+        base_commit=inst.get("base_commit") if isinstance(inst.get("base_commit"), str) else None,
+        model_patch=patch if isinstance(patch, str) and patch.strip() else None,
+        usage=_usage(rec.get("metrics")),
+        resolved=None,
+        source=where,
+        extra=extra,
+    )
+
+
+def read(path: Path, options: ReadOptions) -> list[Trajectory]:
+    """Every readable record; bad records are reported on the first trajectory and skipped."""
+    where = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise AdapterError(f"cannot read: {exc.strerror}", path=where) from exc
+    out: list[Trajectory] = []
+    problems: list[Problem] = []
+    for n, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            if not isinstance(rec, dict):
+                raise AdapterError("a record must be a JSON object", path=where, line=n)
+            if options.instance_id and rec.get("instance_id") not in (None, options.instance_id):
+                continue
+            out.append(trajectory_from_record(rec, where, n, options))
+        except AdapterError as exc:
+            problems.append(exc.to_problem())
+        except (ValueError, UnicodeError) as exc:
+            problems.append(Problem("bad_trajectory", f"not valid JSON ({exc})", where, n))
+    if not out:
+        if problems:
+            p = problems[0]
+            raise AdapterError(p.message, path=p.path, line=p.line, field=p.field)
+        raise AdapterError("no OpenHands records", path=where)
+    if problems:
+        out[0].extra["problems"] = [p.to_json() for p in problems]
+    return out

@@ -1,0 +1,1442 @@
+"""Read what a shell command showed: the views, edits and command kinds of one agent step.
+
+Shell-based agents (mini-swe-agent, OpenHands ``execute_bash``, Codex, Claude Code ``Bash``) run
+arbitrary bash. The command is evidence, the observation is the truth: ``read_shell`` parses the
+command into pipelines, models what each pipeline prints (which lines of which file, in which
+order, with which line-number prefixes) and then reads the observation to credit only what was
+really printed. Where the output prints line numbers they win over what the command implies.
+
+Known limits (deliberately conservative, never crediting what may not have been shown):
+
+- a filtered stream without printed numbers (``grep x f`` without ``-n``, ``sed -n '/re/,/re/p'``)
+  gives a file-level view (``start_line=None``) of a single file, nothing for several files;
+- ``tail -n N f`` (the last N lines of a file of unknown length) is file-level only;
+- of a truncated output (mini-swe-agent's ``<output_head>``/``<output_tail>``) the tail is read
+  only where its lines carry their own numbers (``nl -ba``, ``cat -n``, ``grep -n``): elsewhere
+  the tail's position in the file is unknown without the source, so only the head is credited;
+- several unnumbered outputs in one command (``cat a; cat b``) cannot be split without the
+  source: each is credited whole when the output is complete and the command succeeded, else at
+  file level.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .model import View
+
+__all__ = ["ShellReading", "read_shell", "split_commands"]
+
+
+@dataclass(slots=True)
+class ShellReading:
+    """What one shell command displayed, modified and used."""
+
+    views: list[View] = field(default_factory=list)
+    edits: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing: a small bash tokenizer and parser (words, quotes, operators, redirections, heredocs,
+# subshells and command substitutions). It never raises: malformed input ends the current word.
+# ---------------------------------------------------------------------------------------------
+
+_REDIR_RE = re.compile(r"(\d*|&)(>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
+_OPERATORS = ("&&", "||", ";;", "|&", "|", ";", "&", "(", ")")
+_RESERVED = {"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
+             "time", "function", "esac"}
+
+
+@dataclass(slots=True)
+class _Heredoc:
+    delimiter: str
+    strip_tabs: bool
+    body: str = ""
+
+
+@dataclass(slots=True)
+class _Simple:
+    """One simple command: its words, its redirections and its heredoc body if any."""
+
+    argv: list[str] = field(default_factory=list)
+    redirs: list[tuple[str, str]] = field(default_factory=list)
+    heredoc: _Heredoc | None = None
+    herestring: str | None = None
+
+
+@dataclass(slots=True)
+class _Group:
+    """A ``( ... )`` subshell: its own list of pipelines."""
+
+    body: list[_Pipeline]
+
+
+@dataclass(slots=True)
+class _Pipeline:
+    parts: list[_Simple | _Group] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Tok:
+    kind: str  # "word", "op", "redir", "nl"
+    text: str = ""
+    heredoc: _Heredoc | None = None
+
+
+class _Lexer:
+    """Turn bash text into tokens; command substitutions are parsed recursively into ``subs``."""
+
+    def __init__(self, text: str, subs: list[list[_Pipeline]]) -> None:
+        self.s = text
+        self.i = 0
+        self.subs = subs
+        self.pending: list[_Heredoc] = []
+
+    def tokens(self) -> list[_Tok]:
+        out: list[_Tok] = []
+        s, n = self.s, len(self.s)
+        while self.i < n:
+            c = s[self.i]
+            if c == "\n":
+                self.i += 1
+                self._read_heredocs()
+                out.append(_Tok("nl"))
+                continue
+            if c in " \t\r":
+                self.i += 1
+                continue
+            if c == "\\" and s.startswith("\\\n", self.i):
+                self.i += 2
+                continue
+            if c == "#" and (not out or out[-1].kind != "word" or self._at_word_start()):
+                while self.i < n and s[self.i] != "\n":
+                    self.i += 1
+                continue
+            m = _REDIR_RE.match(s, self.i)
+            if m and (m.group(1) == "" or m.group(1) == "&" or self._at_word_start()):
+                self.i = m.end()
+                op = m.group(0)
+                if m.group(2) in ("<<", "<<-"):
+                    word, _ = self._word()
+                    doc = _Heredoc(word, m.group(2) == "<<-")
+                    self.pending.append(doc)
+                    out.append(_Tok("redir", op, doc))
+                else:
+                    out.append(_Tok("redir", op))
+                continue
+            op = next((o for o in _OPERATORS if s.startswith(o, self.i)), None)
+            if op is not None:
+                self.i += len(op)
+                out.append(_Tok("op", op))
+                continue
+            word, _ = self._word()
+            out.append(_Tok("word", word))
+        return out
+
+    def _at_word_start(self) -> bool:
+        return self.i == 0 or self.s[self.i - 1] in " \t\r\n;&|()<>"
+
+    def _word(self) -> tuple[str, bool]:
+        """Read one word at ``self.i``; returns its unquoted value and whether it had quotes."""
+        s, n = self.s, len(self.s)
+        buf: list[str] = []
+        quoted = False
+        while self.i < n and s[self.i] in " \t\r":
+            self.i += 1
+        while self.i < n:
+            c = s[self.i]
+            if c in " \t\r\n;&|()<>":
+                if c in "<>" and buf and s[self.i - 1] not in " \t" and not _REDIR_RE.match(s,
+                                                                                         self.i):
+                    break
+                break
+            if c == "\\":
+                if self.i + 1 < n:
+                    if s[self.i + 1] != "\n":
+                        buf.append(s[self.i + 1])
+                    self.i += 2
+                else:
+                    self.i += 1
+                quoted = True
+                continue
+            if c == "'":
+                end = s.find("'", self.i + 1)
+                end = n if end < 0 else end
+                buf.append(s[self.i + 1:end])
+                self.i = end + 1
+                quoted = True
+                continue
+            if c == '"':
+                self.i += 1
+                quoted = True
+                while self.i < n and s[self.i] != '"':
+                    d = s[self.i]
+                    if d == "\\" and self.i + 1 < n and s[self.i + 1] in '"\\$`\n':
+                        if s[self.i + 1] != "\n":
+                            buf.append(s[self.i + 1])
+                        self.i += 2
+                    elif d == "$" and s.startswith("$(", self.i):
+                        buf.append(self._substitution())
+                    elif d == "`":
+                        buf.append(self._backtick())
+                    else:
+                        buf.append(d)
+                        self.i += 1
+                self.i += 1
+                continue
+            if c == "$" and s.startswith("$(", self.i):
+                buf.append(self._substitution())
+                continue
+            if c == "$" and s.startswith("${", self.i):
+                end = s.find("}", self.i)
+                end = n - 1 if end < 0 else end
+                buf.append(s[self.i:end + 1])
+                self.i = end + 1
+                continue
+            if c == "`":
+                buf.append(self._backtick())
+                continue
+            buf.append(c)
+            self.i += 1
+        return "".join(buf), quoted
+
+    def _substitution(self) -> str:
+        """Skip ``$( ... )`` (or ``$(( ... ))``) at ``self.i``, parsing the inner command."""
+        s, n = self.s, len(self.s)
+        start = self.i
+        arith = s.startswith("$((", self.i)
+        self.i += 2
+        depth = 1
+        while self.i < n and depth:
+            c = s[self.i]
+            if c == "\\":
+                self.i += 2
+                continue
+            if c == "'":
+                end = s.find("'", self.i + 1)
+                self.i = n if end < 0 else end + 1
+                continue
+            if c == '"':
+                j = self.i + 1
+                while j < n and s[j] != '"':
+                    j += 2 if s[j] == "\\" else 1
+                self.i = j + 1
+                continue
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            self.i += 1
+        inner = s[start + 2:self.i - 1 if depth == 0 else self.i]
+        if not arith:
+            self.subs.append(_parse(inner, self.subs))
+        return s[start:self.i]
+
+    def _backtick(self) -> str:
+        s = self.s
+        end = s.find("`", self.i + 1)
+        end = len(s) if end < 0 else end
+        inner = s[self.i + 1:end]
+        self.subs.append(_parse(inner, self.subs))
+        text = s[self.i:end + 1]
+        self.i = end + 1
+        return text
+
+    def _read_heredocs(self) -> None:
+        """After a newline: read the bodies of the heredocs opened on the line just ended."""
+        s = self.s
+        for doc in self.pending:
+            lines: list[str] = []
+            while self.i <= len(s):
+                end = s.find("\n", self.i)
+                line = s[self.i:] if end < 0 else s[self.i:end]
+                self.i = len(s) + 1 if end < 0 else end + 1
+                check = line.lstrip("\t") if doc.strip_tabs else line
+                if check.rstrip("\r") == doc.delimiter:
+                    break
+                lines.append(check if doc.strip_tabs else line)
+            doc.body = "\n".join(lines)
+            self.i = min(self.i, len(s))
+        self.pending = []
+
+
+def _parse(text: str, subs: list[list[_Pipeline]]) -> list[_Pipeline]:
+    """Parse ``text`` into a list of pipelines (connectors are irrelevant to what was shown)."""
+    lexer = _Lexer(text, subs)
+    toks = lexer.tokens()
+    if lexer.pending:  # heredoc without a following newline: empty body
+        lexer.pending = []
+    pos = 0
+
+    def parse_list(stop_at_paren: bool) -> list[_Pipeline]:
+        nonlocal pos
+        result: list[_Pipeline] = []
+        cur = _Pipeline()
+        simple: _Simple | None = None
+        while pos < len(toks):
+            tok = toks[pos]
+            pos += 1
+            if tok.kind == "word":
+                if simple is None:
+                    if tok.text in _RESERVED:
+                        continue
+                    simple = _Simple()
+                    cur.parts.append(simple)
+                simple.argv.append(tok.text)
+            elif tok.kind == "redir":
+                if simple is None:
+                    simple = _Simple()
+                    cur.parts.append(simple)
+                target = ""
+                if tok.heredoc is not None:
+                    simple.heredoc = tok.heredoc
+                    target = tok.heredoc.delimiter
+                elif not tok.text.endswith("&") or (pos < len(toks) and toks[pos].kind == "word"
+                                                     and not toks[pos].text.isdigit()
+                                                     and toks[pos].text != "-"):
+                    if pos < len(toks) and toks[pos].kind == "word":
+                        target = toks[pos].text
+                        pos += 1
+                elif pos < len(toks) and toks[pos].kind == "word":
+                    target = "&" + toks[pos].text
+                    pos += 1
+                if tok.text.endswith("<<<"):
+                    simple.herestring = target
+                simple.redirs.append((tok.text, target))
+            elif tok.kind == "op" and tok.text == "(":
+                group = _Group(parse_list(True))
+                cur.parts.append(group)
+                simple = None
+            elif tok.kind == "op" and tok.text == ")":
+                if stop_at_paren:
+                    break
+            elif tok.kind == "op" and tok.text in ("|", "|&"):
+                simple = None
+            else:  # && || ; & ;; newline
+                if cur.parts:
+                    result.append(cur)
+                cur = _Pipeline()
+                simple = None
+        if cur.parts:
+            result.append(cur)
+        return result
+
+    return parse_list(False)
+
+
+def _simples(pipelines: list[_Pipeline]) -> list[_Simple]:
+    out: list[_Simple] = []
+    for pl in pipelines:
+        for part in pl.parts:
+            if isinstance(part, _Group):
+                out.extend(_simples(part.body))
+            else:
+                out.append(part)
+    return out
+
+
+def split_commands(command: str) -> list[list[str]]:
+    """The simple commands of ``command`` as argument lists, in order, command substitutions last.
+
+    Quotes and escapes are removed, heredoc bodies skipped, subshells flattened; ``cd X`` stays a
+    command of its own (use :func:`read_shell` for its effect on paths).
+    """
+    subs: list[list[_Pipeline]] = []
+    try:
+        main = _parse(command, subs)
+    except RecursionError:
+        return []
+    out = [s.argv for s in _simples(main) if s.argv]
+    for sub in subs:
+        out.extend(s.argv for s in _simples(sub) if s.argv)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Command model: which stream each pipeline prints.
+# ---------------------------------------------------------------------------------------------
+
+_WRAPPERS = {"sudo", "env", "nohup", "command", "exec", "builtin", "nice", "stdbuf", "unbuffer"}
+
+
+def _strip_wrappers(argv: list[str]) -> list[str]:
+    """Drop ``VAR=x`` prefixes and wrappers such as ``timeout 30`` or ``env``."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
+            i += 1
+        elif a in _WRAPPERS:
+            i += 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 1
+        elif a == "timeout":
+            i += 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 1
+            i += 1  # the duration
+        else:
+            break
+    return argv[i:]
+
+
+def _kind(argv: list[str]) -> str:
+    name = posixpath.basename(argv[0]) if argv else ""
+    if re.fullmatch(r"python[\d.]*", name):
+        return "python"
+    if name == "git":
+        sub = next((a for a in argv[1:] if not a.startswith("-") and a not in _git_opt_values(argv)),
+                   "")
+        return f"git {sub}".strip()
+    return name
+
+
+def _git_opt_values(argv: list[str]) -> set[str]:
+    vals = set()
+    for i, a in enumerate(argv[:-1]):
+        if a in ("-C", "-c", "--git-dir", "--work-tree"):
+            vals.add(argv[i + 1])
+    return vals
+
+
+@dataclass(slots=True)
+class _Seg:
+    """Consecutive lines ``start..end`` of ``file``, one output line per file line."""
+
+    file: str
+    start: int
+    end: int | None
+
+    @property
+    def length(self) -> int | None:
+        return None if self.end is None else max(0, self.end - self.start + 1)
+
+
+@dataclass(slots=True)
+class _Stream:
+    """What flows through a pipeline stage, as far as it maps back to files.
+
+    ``style`` says how line numbers can be read from the printed text: ``""`` (by position through
+    ``segs``), ``"tab"`` (``   N\\t`` of ``nl -ba``/``cat -n``), ``"gpos"`` (``N:`` of ``grep -n``
+    on one stream: stream positions), ``"gfile"`` (``file:N:``), ``"gname"`` (``file:`` without
+    numbers), ``"headers"`` (``==> f <==`` sections), ``"files"`` (content without positions),
+    ``"bytes"`` or ``"none"`` (nothing that maps to files).
+    """
+
+    style: str = "none"
+    segs: list[_Seg] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    inner_tab: bool = False  # gpos prefixes on top of tab-numbered lines
+    whole: bool = False  # the segs are whole files (credit them even if empty output)
+    header_op: tuple[str, int] | None = None
+    multi_grep_files: bool = False
+
+
+@dataclass(slots=True)
+class _Plan:
+    """One pipeline: its final stream, its files as written (for error lines) and output text."""
+
+    kind: str  # "silent", "echo", "view", "other"
+    stream: _Stream = field(default_factory=_Stream)
+    echo: str | None = None
+    raw_files: dict[str, str] = field(default_factory=dict)  # joined path -> as written
+    after_edit: set[str] = field(default_factory=set)
+    lines: list[str] = field(default_factory=list)
+    cut: bool = False
+    ambiguous: bool = False
+
+
+def _join(cwd: str | None, path: str) -> str:
+    if not path or cwd is None or path.startswith("/"):
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def _split_opts(args: list[str], with_value: set[str]) -> tuple[dict[str, str], list[str]]:
+    """Split getopt-style options from operands; values of ``with_value`` options are kept."""
+    opts: dict[str, str] = {}
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            operands.extend(args[i + 1:])
+            break
+        if a.startswith("--") and len(a) > 2:
+            key, eq, val = a.partition("=")
+            if not eq and key in with_value and i + 1 < len(args):
+                val = args[i + 1]
+                i += 1
+            opts[key] = val
+        elif a.startswith("-") and len(a) > 1 and not re.fullmatch(r"-\d+", a):
+            j = 1
+            while j < len(a):
+                ch = "-" + a[j]
+                if ch in with_value:
+                    val = a[j + 1:]
+                    if not val and i + 1 < len(args):
+                        val = args[i + 1]
+                        i += 1
+                    opts[ch] = val
+                    break
+                opts[ch] = ""
+                j += 1
+        elif re.fullmatch(r"-\d+", a):
+            opts["-NUM"] = a[1:]
+        else:
+            operands.append(a)
+        i += 1
+    return opts, operands
+
+
+def _file_stream(files: list[str], style: str = "") -> _Stream:
+    return _Stream(style=style, segs=[_Seg(f, 1, None) for f in files], files=list(files),
+                   whole=True)
+
+
+def _take(stream: _Stream, first: int, last: int | None) -> _Stream:
+    """Stream lines ``first..last`` (1-based positions, ``last=None`` to the end)."""
+    if stream.style in ("tab", "gpos", "gfile", "gname", "files", "bytes", "none"):
+        return _Stream(stream.style, [], stream.files, stream.inner_tab,
+                       multi_grep_files=stream.multi_grep_files) if stream.style != "none" \
+            else stream
+    if stream.style != "":
+        return _Stream("files" if len(stream.files) == 1 else "none", [], stream.files)
+    out: list[_Seg] = []
+    pos = 1
+    for seg in stream.segs:
+        length = seg.length
+        seg_last = None if length is None else pos + length - 1
+        lo = max(first, pos)
+        hi = seg_last if last is None else (last if seg_last is None else min(last, seg_last))
+        if hi is None or lo <= hi:
+            out.append(_Seg(seg.file, seg.start + lo - pos,
+                            None if hi is None else seg.start + hi - pos))
+        if seg_last is None:
+            break
+        pos = seg_last + 1
+        if last is not None and pos > last:
+            break
+    return _Stream("", out, stream.files)
+
+
+def _take_ranges(stream: _Stream, ranges: list[tuple[int, int | None]]) -> _Stream:
+    if not ranges:
+        return _Stream("none")
+    if stream.style != "":
+        return _take(stream, 1, None)
+    segs: list[_Seg] = []
+    for a, b in sorted(ranges, key=lambda r: r[0]):
+        segs.extend(_take(stream, a, b).segs)
+    return _Stream("", segs, stream.files)
+
+
+def _filtered(stream: _Stream) -> _Stream:
+    """Some lines of the stream, positions unknown: numbered styles survive, raw ones do not."""
+    if stream.style in ("tab", "gpos", "gfile", "gname", "none", "bytes"):
+        return _Stream(stream.style, [], stream.files, stream.inner_tab,
+                       multi_grep_files=stream.multi_grep_files)
+    return _Stream("files", [], stream.files)
+
+
+_SED_ADDR = r"(\d+|\$|/(?:[^/\\]|\\.)*/)"
+_SED_CMD_RE = re.compile(
+    rf"^\s*{_SED_ADDR}?\s*(?:,\s*(\+?\d+|~\d+|\$|/(?:[^/\\]|\\.)*/))?\s*(!?)\s*(.*)$", re.S)
+
+
+def _sed_script_ranges(scripts: list[str], quiet: bool) -> tuple[list[tuple[int, int | None]],
+                                                                 str]:
+    """Line ranges a ``sed`` script prints, and how: ``ranges``, ``all``, ``some`` or ``none``.
+
+    With ``-n`` only ``p`` commands print; without it every line is printed (``Nq`` stops).
+    """
+    ranges: list[tuple[int, int | None]] = []
+    regex = False
+    other = False
+    quit_at: int | None = None
+    for script in scripts:
+        for cmd in _sed_commands(script):
+            m = _SED_CMD_RE.match(cmd)
+            if not m:
+                other = True
+                continue
+            a, b, neg, rest = m.groups()
+            rest = rest.strip()
+            body = rest[1:-1].strip() if rest.startswith("{") and rest.endswith("}") else rest
+            body_cmds = [c.strip() for c in body.split(";") if c.strip()]
+            prints = any(c == "p" or c.startswith("p") and len(c) == 1 for c in body_cmds)
+            if rest.startswith("q") or rest.startswith("Q"):
+                if a and a.isdigit():
+                    quit_at = int(a) - (1 if rest.startswith("Q") else 0)
+                continue
+            if rest.startswith("s") or rest.startswith("y"):
+                if quiet and rest.rstrip().endswith("p"):
+                    regex = True
+                continue
+            if not prints:
+                if rest.startswith("d") or rest.startswith("=") or not rest:
+                    other = other or rest.startswith("d")
+                else:
+                    other = True
+                continue
+            if neg or a is None:
+                if a is None:
+                    ranges.append((1, None))
+                else:
+                    regex = True
+                continue
+            if a.startswith("/") or (b is not None and (b.startswith("/") or b.startswith("~"))):
+                regex = True
+                continue
+            if a == "$":
+                regex = True
+                continue
+            start = int(a)
+            if b is None:
+                ranges.append((start, start))
+            elif b == "$":
+                ranges.append((start, None))
+            elif b.startswith("+"):
+                ranges.append((start, start + int(b[1:])))
+            else:
+                ranges.append((start, max(start, int(b))))
+    if not quiet:
+        if other or regex or ranges:
+            return [], "some"
+        return [(1, quit_at)], "all"
+    if quit_at is not None:
+        ranges = [(a, b if b is not None and b <= quit_at else quit_at) for a, b in ranges
+                  if a <= quit_at]
+    if regex or other:
+        return ranges, "some"
+    return ranges, "ranges" if ranges else "none"
+
+
+def _sed_commands(script: str) -> list[str]:
+    """Split a sed script on ``;`` and newlines outside ``{}`` and regexes."""
+    out: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    i = 0
+    in_re = False
+    while i < len(script):
+        c = script[i]
+        if c == "\\" and i + 1 < len(script):
+            buf.append(script[i:i + 2])
+            i += 2
+            continue
+        if c == "/" and not (buf and "".join(buf).lstrip()[:1] in "sy" and depth == 0
+                             and not in_re and "".join(buf).strip() in ("s", "y")):
+            in_re = not in_re
+        elif not in_re and c == "{":
+            depth += 1
+        elif not in_re and c == "}":
+            depth -= 1
+        if not in_re and depth <= 0 and c in ";\n":
+            out.append("".join(buf))
+            buf = []
+            depth = 0
+        else:
+            buf.append(c)
+        i += 1
+    if "".join(buf).strip():
+        out.append("".join(buf))
+    return [c for c in out if c.strip()]
+
+
+_AWK_NR_RE = re.compile(r"\bF?NR\s*(==|>=|<=|>|<)\s*(\d+)")
+
+
+def _awk_ranges(prog: str) -> list[tuple[int, int | None]] | None:
+    """NR ranges of ``awk 'NR>=a && NR<=b'``-style programs; None when not a pure NR filter."""
+    m = re.match(r"^\s*F?NR\s*==\s*(\d+)\s*,\s*F?NR\s*==\s*(\d+)\s*(\{.*\})?\s*$", prog, re.S)
+    if m:
+        return [(int(m.group(1)), int(m.group(2)))]
+    cond = prog.split("{", 1)[0]
+    if "||" in cond or not _AWK_NR_RE.search(cond):
+        return None
+    if re.sub(r"F?NR\s*(==|>=|<=|>|<)\s*\d+|&&|\s|\(|\)", "", cond):
+        return None
+    lo, hi = 1, None
+    for op, num in _AWK_NR_RE.findall(cond):
+        v = int(num)
+        if op == "==":
+            lo, hi = max(lo, v), v if hi is None else min(hi, v)
+        elif op == ">=":
+            lo = max(lo, v)
+        elif op == ">":
+            lo = max(lo, v + 1)
+        elif op == "<=":
+            hi = v if hi is None else min(hi, v)
+        else:
+            hi = v - 1 if hi is None else min(hi, v - 1)
+    if hi is not None and hi < lo:
+        return []
+    return [(lo, hi)]
+
+
+_GREP_VALUE_OPTS = {"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--include", "--exclude",
+                    "--exclude-dir", "--context", "--after-context", "--before-context",
+                    "--regexp", "--file", "--color", "--colour", "-d", "-D", "--label", "-g",
+                    "--glob", "-t", "--type", "-T", "--type-not", "-M", "--max-columns",
+                    "-j", "--threads", "--sort", "--sortr", "-E", "--encoding"}
+
+
+@dataclass(slots=True)
+class _Ctx:
+    cwd: str | None
+    edited: set[str]
+
+    def path(self, p: str) -> str:
+        return _join(self.cwd, p)
+
+
+def _grep_stage(name: str, args: list[str], stdin: _Stream | None, ctx: _Ctx,
+                raw: dict[str, str]) -> _Stream:
+    """``grep``/``egrep``/``rg``/``git grep``: filter stdin or search files, maybe with numbers."""
+    value_opts = set(_GREP_VALUE_OPTS)
+    if name != "rg":
+        value_opts.discard("-E")  # grep -E is a flag; rg -E is an encoding
+        value_opts -= {"-t", "-T", "-g", "-M", "-j"}
+    opts, operands = _split_opts(args, value_opts)
+    if any(k in opts for k in ("-l", "-L", "-c", "-q", "--files-with-matches", "--count",
+                               "--quiet", "--silent", "--files-without-match", "--files")):
+        return _Stream("none")
+    if "-e" not in opts and "-f" not in opts and "--regexp" not in opts and "--file" not in opts:
+        operands = operands[1:]  # the pattern
+    numbered = ("-n" in opts or "--line-number" in opts) and "-N" not in opts \
+        and "--no-line-number" not in opts
+    recursive = name in ("rg", "git grep") or any(k in opts for k in ("-r", "-R", "--recursive",
+                                                                       "--dereference-recursive"))
+    if not operands and not recursive:
+        if stdin is None:
+            return _Stream("none")
+        if not numbered:
+            return _filtered(stdin)
+        if stdin.style == "tab":
+            return _Stream("gpos", stdin.segs, stdin.files, inner_tab=True)
+        if stdin.style == "":
+            return _Stream("gpos", stdin.segs, stdin.files)
+        return _filtered(stdin)
+    files = [ctx.path(f) for f in operands] or ([ctx.cwd] if ctx.cwd else ["."])
+    for f, w in zip(files, operands, strict=False):
+        raw[f] = w
+    no_names = "-h" in opts or "--no-filename" in opts or "-I" in opts and name == "rg"
+    force_names = "-H" in opts or "--with-filename" in opts
+    multi = force_names or (not no_names and (recursive or len(files) > 1))
+    if not multi:
+        if numbered:
+            return _Stream("gpos", [_Seg(files[0], 1, None)], files[:1])
+        return _Stream("files", [], files[:1])
+    return _Stream("gfile" if numbered else "gname", [], files, multi_grep_files=len(files) == 1
+                   and not (recursive or len(operands) > 1))
+
+
+def _stage(argv: list[str], stdin: _Stream | None, ctx: _Ctx, raw: dict[str, str]) -> _Stream:
+    """The stream a command prints, given what it reads on stdin (None: a terminal/heredoc)."""
+    name = posixpath.basename(argv[0])
+    args = argv[1:]
+    if name in ("cat", "less", "more", "bat", "batcat"):
+        opts, files = _split_opts(args, {"--style", "-r", "--line-range", "-l", "--language"})
+        files = [f for f in files if f != "-"]
+        if not files:
+            return stdin if stdin is not None else _Stream("none")
+        paths = [ctx.path(f) for f in files]
+        raw.update(zip(paths, files, strict=True))
+        numbered = name == "cat" and ("-n" in opts or "--number" in opts)
+        if numbered and len(paths) == 1:
+            return _file_stream(paths, "tab")
+        if numbered or "-b" in opts or "-s" in opts:
+            return _Stream("files", [], paths)
+        return _file_stream(paths)
+    if name == "nl":
+        opts, files = _split_opts(args, {"-b", "-w", "-s", "-v", "-i", "-n", "--body-numbering",
+                                         "--number-width", "--number-separator"})
+        all_lines = opts.get("-b", opts.get("--body-numbering", "t")) == "a"
+        src = stdin
+        if files:
+            paths = [ctx.path(f) for f in files[:1]]
+            raw[paths[0]] = files[0]
+            src = _file_stream(paths)
+        if src is None:
+            return _Stream("none")
+        if src.style == "" and len(src.segs) == 1 and src.segs[0].start == 1 and all_lines \
+                and opts.get("-v", "1") == "1" and opts.get("-i", "1") == "1" \
+                and opts.get("-s", "\t") == "\t" and "--number-separator" not in opts:
+            return _Stream("tab", src.segs, src.files, whole=src.whole)
+        if src.style == "":
+            return _Stream("", src.segs, src.files, whole=src.whole)  # positions still map
+        return _filtered(src)
+    if name in ("head", "tail"):
+        opts, files = _split_opts(args, {"-n", "-c", "--lines", "--bytes"})
+        n_spec = opts.get("-n", opts.get("--lines", opts.get("-NUM", "10")))
+        if files:
+            paths = [ctx.path(f) for f in files]
+            raw.update(zip(paths, files, strict=True))
+            if len(paths) > 1 and "-q" not in opts:
+                if "-c" in opts or "--bytes" in opts:
+                    return _Stream("none")
+                m = re.fullmatch(r"([+-]?)(\d+)", n_spec.strip())
+                if not m:
+                    return _Stream("none")
+                op = name + ("+" if m.group(1) == "+" else "-" if m.group(1) == "-" else "")
+                return _Stream("headers", [], paths, header_op=(op, int(m.group(2))))
+            src = _file_stream(paths[:1]) if len(paths) == 1 else _Stream("none")
+        elif stdin is None:
+            return _Stream("none")
+        else:
+            src = stdin
+        if "-c" in opts or "--bytes" in opts:
+            return _Stream("bytes", [], src.files if src.style in ("", "tab") else [])
+        m = re.fullmatch(r"([+-]?)(\d+)", n_spec.strip())
+        if not m:
+            return _filtered(src)
+        sign, k = m.group(1), int(m.group(2))
+        if name == "head":
+            if sign == "-":
+                return _filtered(src)
+            return _take(src, 1, k) if src.style == "" else _filtered(src)
+        if sign == "+":
+            return _take(src, max(k, 1), None) if src.style == "" else _filtered(src)
+        total = _bounded_length(src)
+        if src.style == "" and total is not None:
+            return _take(src, max(1, total - k + 1), None)
+        return _filtered(src)
+    if name == "sed":
+        opts, rest = _split_opts(args, {"-e", "--expression", "-f", "--file", "-l"})
+        if any(k.startswith("-i") or k == "--in-place" for k in opts) or "-i" in opts:
+            return _Stream("none")
+        scripts = [v for k, v in _opt_values(args, ("-e", "--expression"))]
+        if not scripts and rest:
+            scripts, rest = [rest[0]], rest[1:]
+        quiet = "-n" in opts or "--quiet" in opts or "--silent" in opts
+        if rest:
+            paths = [ctx.path(f) for f in rest]
+            raw.update(zip(paths, rest, strict=True))
+            src = _file_stream(paths)
+        elif stdin is None:
+            return _Stream("none")
+        else:
+            src = stdin
+        ranges, how = _sed_script_ranges(scripts, quiet)
+        if how == "none":
+            return _Stream("none")
+        if how == "all":
+            return _take_ranges(src, ranges)
+        if how == "ranges":
+            out = _take_ranges(src, ranges)
+            return out
+        return _filtered(src)
+    if name in ("awk", "gawk", "mawk"):
+        opts, rest = _split_opts(args, {"-F", "-v", "-f"})
+        if not rest or "-f" in opts:
+            return _Stream("none")
+        prog, files = rest[0], rest[1:]
+        if files:
+            paths = [ctx.path(f) for f in files]
+            raw.update(zip(paths, files, strict=True))
+            src = _file_stream(paths)
+        elif stdin is None:
+            return _Stream("none")
+        else:
+            src = stdin
+        ranges = _awk_ranges(prog)
+        body = prog.split("{", 1)[1] if "{" in prog else ""
+        if ranges is not None and (not body or re.fullmatch(r"\s*print(\s+\$0)?\s*;?\s*}\s*",
+                                                            body)):
+            return _take_ranges(src, ranges) if src.style == "" else _filtered(src)
+        return _filtered(src)
+    if name in ("grep", "egrep", "fgrep", "rg", "ag"):
+        return _grep_stage("rg" if name in ("rg", "ag") else "grep", args, stdin, ctx, raw)
+    if name == "git":
+        sub_i = next((i for i, a in enumerate(args) if not a.startswith("-")
+                      and a not in _git_opt_values(argv)), None)
+        if sub_i is not None and args[sub_i] == "grep":
+            sub_ctx = ctx
+            if "-C" in args[:sub_i]:
+                sub_ctx = _Ctx(ctx.path(args[args.index("-C") + 1]), ctx.edited)
+            return _grep_stage("git grep", args[sub_i + 1:], None, sub_ctx, raw)
+        return _Stream("none")
+    if name == "xargs":
+        opts, rest = _split_opts(args, {"-I", "-n", "-P", "-L", "-d", "-a", "-s", "-E"})
+        if rest and posixpath.basename(rest[0]) in ("grep", "egrep", "rg"):
+            inner = _grep_stage("grep", [*rest[1:], "-H"], None, ctx, raw)
+            # the files come from stdin: names are read from the output
+            return _Stream(inner.style, [], []) if inner.style in ("gfile", "gname") \
+                else _Stream("none")
+        return _Stream("none")
+    if name in ("tee",):
+        return stdin if stdin is not None else _Stream("none")
+    if name in ("sort", "uniq", "cut", "tr", "column", "fold", "expand", "rev", "fmt"):
+        return _filtered(stdin) if stdin is not None else _Stream("none")
+    if re.fullmatch(r"python[\d.]*", name):
+        opts, rest = _split_opts(args, {"-c", "-m", "-W", "-X"})
+        code = opts.get("-c")
+        if code:
+            m = re.fullmatch(
+                r"\s*print\(\s*open\(\s*(['\"])([^'\"]+)\1\s*(?:,\s*['\"]r?['\"]\s*)?\)"
+                r"\.read\(\)\s*(?:,\s*end\s*=\s*['\"]['\"]\s*)?\)\s*;?\s*", code)
+            if m:
+                path = ctx.path(m.group(2))
+                raw[path] = m.group(2)
+                return _file_stream([path])
+            reads = re.findall(r"open\(\s*(['\"])([^'\"]+)\1\s*(?:,\s*['\"]r[bt]?['\"])?\s*\)"
+                               r"(?:\.read|\.readlines)\(", code)
+            if len(reads) == 1 and "print" in code:
+                path = ctx.path(reads[0][1])
+                raw[path] = reads[0][1]
+                return _Stream("files", [], [path])
+        return _Stream("none")
+    return _Stream("none")
+
+
+def _opt_values(args: list[str], names: tuple[str, ...]) -> list[tuple[str, str]]:
+    out = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        for nm in names:
+            if a == nm and i + 1 < len(args):
+                out.append((nm, args[i + 1]))
+                i += 1
+                break
+            if nm.startswith("--") and a.startswith(nm + "="):
+                out.append((nm, a[len(nm) + 1:]))
+                break
+            if not nm.startswith("--") and a.startswith(nm) and len(a) > len(nm):
+                out.append((nm, a[len(nm):]))
+                break
+        i += 1
+    return out
+
+
+def _bounded_length(stream: _Stream) -> int | None:
+    total = 0
+    for seg in stream.segs:
+        if seg.length is None:
+            return None
+        total += seg.length
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# Edits
+# ---------------------------------------------------------------------------------------------
+
+_PY_WRITE_RE = re.compile(
+    r"open\(\s*(['\"])([^'\"]+)\1\s*,\s*(?:mode\s*=\s*)?['\"][^'\"]*[wax+][^'\"]*['\"]"
+    r"|Path\(\s*(['\"])([^'\"]+)\3\s*\)\s*\.write_(?:text|bytes)\(")
+_DIFF_FILE_RE = re.compile(r"^(?:\+\+\+ (?:b/)?(\S+)|diff --git a/\S+ b/(\S+))", re.M)
+
+
+def _edits_of(simple: _Simple, argv: list[str], ctx: _Ctx, output: str) -> list[str]:
+    """Files one simple command modifies (as written, joined with the working directory)."""
+    out: list[str] = []
+    for op, target in simple.redirs:
+        if op.lstrip("0123456789&").startswith(">") and ">&" not in op \
+                and target and not target.startswith("&") and target != "/dev/null" \
+                and not op.startswith("2") or op in ("&>", "&>>"):
+            if target and target != "/dev/null" and not target.startswith("&"):
+                out.append(ctx.path(target))
+    if not argv:
+        return out
+    name = posixpath.basename(argv[0])
+    args = argv[1:]
+    if name == "sed" and any(a.startswith("-i") or a.startswith("--in-place") or
+                             (re.fullmatch(r"-[a-zA-Z]*i[a-zA-Z.]*", a) is not None)
+                             for a in args):
+        opts, rest = _split_opts([a for a in args if not a.startswith("-i")
+                                  and not a.startswith("--in-place")],
+                                 {"-e", "--expression", "-f", "--file"})
+        if "-e" not in opts and "--expression" not in opts and "-f" not in opts and rest:
+            rest = rest[1:]
+        out.extend(ctx.path(f) for f in rest)
+    elif name == "perl" and any(re.fullmatch(r"-\w*i\S*", a) for a in args):
+        opts, rest = _split_opts(args, {"-e", "-E", "-M", "-I"})
+        if "-e" not in opts and "-E" not in opts and rest:
+            rest = rest[1:]
+        out.extend(ctx.path(f) for f in rest)
+    elif name == "tee":
+        _, rest = _split_opts(args, set())
+        out.extend(ctx.path(f) for f in rest if f != "/dev/null")
+    elif name in ("cp", "mv", "install") and len(args) >= 2:
+        _, rest = _split_opts(args, {"-t", "--target-directory", "-S", "--suffix"})
+        if len(rest) >= 2:
+            out.append(ctx.path(rest[-1]))
+    elif name == "patch":
+        opts, rest = _split_opts(args, {"-p", "-d", "-i", "-o", "-r", "-B", "-F", "-V", "-z",
+                                        "--input", "--directory"})
+        base = ctx.path(opts["-d"]) if "-d" in opts else ctx.cwd
+        for m in re.finditer(r"^patching file '?([^'\n]+?)'?$", output, re.M):
+            out.append(_join(base, m.group(1)))
+        if not out and simple.heredoc is not None:
+            out.extend(_join(base, a or b) for a, b in _DIFF_FILE_RE.findall(simple.heredoc.body))
+    elif name == "git" and len(args) >= 1:
+        sub_i = next((i for i, a in enumerate(args) if not a.startswith("-")
+                      and a not in _git_opt_values(argv)), None)
+        if sub_i is None:
+            return out
+        sub, rest = args[sub_i], args[sub_i + 1:]
+        if sub == "apply" and simple.heredoc is not None and "--check" not in rest \
+                and "--stat" not in rest:
+            out.extend(ctx.path(a or b) for a, b in _DIFF_FILE_RE.findall(simple.heredoc.body))
+        elif sub in ("checkout", "restore") and "--" in rest:
+            out.extend(ctx.path(f) for f in rest[rest.index("--") + 1:])
+        elif sub == "restore":
+            out.extend(ctx.path(f) for f in rest if not f.startswith("-"))
+        elif sub == "checkout":
+            out.extend(ctx.path(f) for f in rest if not f.startswith("-")
+                       and ("." in posixpath.basename(f) or "/" in f))
+    elif re.fullmatch(r"python[\d.]*", name):
+        opts, _ = _split_opts(args, {"-c", "-m", "-W", "-X"})
+        code = opts.get("-c") or (simple.heredoc.body if simple.heredoc is not None else "")
+        for m in _PY_WRITE_RE.finditer(code or ""):
+            path = m.group(2) or m.group(4)
+            out.append(ctx.path(path))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the observation
+# ---------------------------------------------------------------------------------------------
+
+_ERROR_RE = re.compile(
+    r"(No such file or directory|Is a directory|[Cc]annot open|can't read|Permission denied|"
+    r"Not a directory|cannot access|[Nn]o such file)")
+_TAB_RE = re.compile(r"^\s*(\d+)\t")
+_GPOS_RE = re.compile(r"^(\d+)([:-])")
+_HEADER_RE = re.compile(r"^==> (.*) <==$")
+_TRUNC_RE = re.compile(
+    r"<output_head>\n?(.*?)\n?</output_head>\s*<elided_chars>.*?</elided_chars>\s*"
+    r"<output_tail>\n?(.*?)\n?</output_tail>", re.S)
+
+
+def _lines(text: str) -> list[str]:
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln.rstrip("\r") for ln in lines]
+
+
+def _is_error(line: str) -> bool:
+    return bool(re.match(r"^[\w./ -]{1,40}: ", line)) and bool(_ERROR_RE.search(line))
+
+
+def _plan_pattern(plan: _Plan) -> Callable[[str], bool] | None:
+    """A test recognising the lines a plan prints, when they are self-describing."""
+    style = plan.stream.style
+    if plan.kind != "view":
+        return None
+    if style == "tab":
+        return lambda ln: bool(_TAB_RE.match(ln))
+    if style == "gpos":
+        return lambda ln: bool(_GPOS_RE.match(ln)) or ln == "--"
+    if style == "gfile":
+        return lambda ln: bool(re.match(r"^.+?[:-]\d+[:-]", ln)) or ln == "--"
+    if style == "headers":
+        return None
+    return None
+
+
+def _assign(plans: list[_Plan], head: list[str], truncated: bool, tail: list[str] | None) -> None:
+    """Share the printed lines out among the pipelines that print, in order."""
+    active = [p for p in plans if p.kind != "silent"]
+    cursor = 0
+    for k, plan in enumerate(active):
+        nxt = active[k + 1] if k + 1 < len(active) else None
+        if cursor >= len(head) and truncated:
+            plan.cut = True
+            continue
+        if nxt is None:
+            plan.lines = head[cursor:]
+            cursor = len(head)
+            plan.cut = truncated
+            continue
+        end = _plan_end(plan, head, cursor, nxt)
+        plan.lines = head[cursor:end]
+        if end >= len(head) and truncated:
+            plan.cut = True
+        cursor = end
+    if tail and active:
+        last = active[-1]
+        pattern = _plan_pattern(last)
+        if pattern is not None or last.stream.style in ("gname",):
+            last.lines = last.lines + [ln for ln in tail[1:] if pattern is None or pattern(ln)]
+
+
+def _plan_end(plan: _Plan, lines: list[str], cursor: int, nxt: _Plan) -> int:
+    anchor: Callable[[str], bool] | None = None
+    if nxt.kind == "echo" and nxt.echo is not None:
+        first = (nxt.echo.split("\n") or [""])[0]
+        anchor = (lambda ln: ln == first)  # noqa: E731
+    else:
+        anchor = _plan_pattern(nxt)
+    if plan.kind == "echo" and plan.echo is not None:
+        return min(len(lines), cursor + len(plan.echo.split("\n")))
+    pattern = _plan_pattern(plan)
+    if pattern is not None:
+        i = cursor
+        while i < len(lines) and (pattern(lines[i]) or _is_error(lines[i])):
+            if anchor is not None and nxt.kind == "echo" and anchor(lines[i]):
+                break
+            i += 1
+        return i
+    count = _bounded_length(plan.stream) if plan.kind == "view" and plan.stream.style == "" \
+        else None
+    limit = len(lines) if count is None else min(len(lines), cursor + count)
+    if anchor is not None:
+        for i in range(cursor, len(lines)):
+            if anchor(lines[i]) and (count is None or i <= limit):
+                return i
+    if count is not None:
+        return limit
+    plan.ambiguous = True
+    return cursor
+
+
+def _ranges(file: str, numbers: list[int], post_edit: bool) -> list[View]:
+    out: list[View] = []
+    for n in sorted(set(numbers)):
+        if n < 1:
+            continue
+        if out and out[-1].file == file and out[-1].end_line == n - 1:
+            last = out[-1]
+            out[-1] = View(file, last.start_line, n, post_edit)
+        else:
+            out.append(View(file, n, n, post_edit))
+    return out
+
+
+def _plan_views(plan: _Plan, ok: bool) -> list[View]:
+    """The views of one pipeline from the lines it printed."""
+    st = plan.stream
+    failed: set[str] = set()
+    lines: list[str] = []
+    for ln in plan.lines:
+        if _is_error(ln):
+            for joined, written in plan.raw_files.items():
+                if written and (f" {written}:" in ln or f"'{written}'" in ln
+                                or f"{written}: " in ln or f"‘{written}’" in ln):
+                    failed.add(joined)
+            continue
+        lines.append(ln)
+
+    def pe(f: str) -> bool:
+        return f in plan.after_edit
+
+    views: list[View] = []
+    if st.style == "tab":
+        nums = [int(m.group(1)) for ln in lines if (m := _TAB_RE.match(ln))]
+        f = st.files[0] if st.files else None
+        if f is not None and f not in failed:
+            views.extend(_ranges(f, nums, pe(f)))
+        return views
+    if st.style == "gpos":
+        if not st.files or st.files[0] in failed:
+            return views
+        positions: list[int] = []
+        for ln in lines:
+            m = _GPOS_RE.match(ln)
+            if not m:
+                continue
+            if st.inner_tab:
+                t = _TAB_RE.match(ln[m.end():])
+                if t:
+                    positions.append(int(t.group(1)))
+            else:
+                positions.append(int(m.group(1)))
+        if st.inner_tab:
+            return _ranges(st.files[0], positions, pe(st.files[0]))
+        if not st.segs:
+            if positions and len(st.files) == 1:
+                return [View(st.files[0], None, None, pe(st.files[0]))]
+            return views
+        by_file: dict[str, list[int]] = {}
+        for p in positions:
+            hit = _locate(st.segs, p)
+            if hit is not None:
+                by_file.setdefault(hit[0], []).append(hit[1])
+        for f, nums in by_file.items():
+            views.extend(_ranges(f, nums, pe(f)))
+        return views
+    if st.style in ("gfile", "gname"):
+        return _grep_file_views(plan, lines, failed)
+    if st.style == "headers":
+        return _header_views(plan, lines, ok)
+    if st.style == "files" or st.style == "bytes":
+        files = [f for f in st.files if f not in failed]
+        if lines and len(files) == 1:
+            return [View(files[0], None, None)]
+        return views
+    if st.style != "" or plan.kind != "view":
+        return views
+    # positional: the printed lines are the stream's first lines
+    n = len(lines)
+    if plan.ambiguous:
+        if ok and not plan.cut:
+            return [View(s.file, s.start, s.end, pe(s.file)) for s in st.segs
+                    if s.file not in failed]
+        files = sorted({s.file for s in st.segs} - failed)
+        return [View(f, None, None, pe(f)) for f in files] if len(files) == 1 and n else []
+    if n == 0:
+        if st.whole and ok and not plan.cut and len(st.segs) == 1 and st.segs[0].file \
+                not in failed:
+            return [View(st.segs[0].file, 1, None, pe(st.segs[0].file))]
+        return views
+    remaining = n
+    live = [s for s in st.segs if s.file not in failed]
+    for i, seg in enumerate(live):
+        if remaining <= 0:
+            break
+        length = seg.length
+        if length is None:
+            if plan.cut or (not ok and len(live) > 1):
+                views.append(View(seg.file, seg.start, seg.start + remaining - 1, pe(seg.file)))
+                break
+            if i == len(live) - 1 or not plan.cut:
+                views.append(View(seg.file, seg.start, None, pe(seg.file)))
+                if i < len(live) - 1:
+                    continue
+            break
+        take = min(length, remaining)
+        if take > 0:
+            views.append(View(seg.file, seg.start, seg.start + take - 1, pe(seg.file)))
+        remaining -= take
+    return views
+
+
+def _locate(segs: list[_Seg], pos: int) -> tuple[str, int] | None:
+    base = 1
+    for seg in segs:
+        length = seg.length
+        if length is None or pos < base + length:
+            return (seg.file, seg.start + pos - base) if pos >= base else None
+        base += length
+    return None
+
+
+def _grep_file_views(plan: _Plan, lines: list[str], failed: set[str]) -> list[View]:
+    """``file:N:text`` / ``file-N-text`` (numbered) or ``file:text`` lines of a multi-file grep."""
+    cwd = plan.raw_files.get("\0cwd")
+    numbered = plan.stream.style == "gfile"
+    hits: dict[str, list[int]] = {}
+    names: list[str] = []
+    match_re = re.compile(r"^(.+?):(\d+):") if numbered else re.compile(r"^(.+?):")
+    for ln in lines:
+        if ln.startswith("Binary file ") or ln == "--":
+            continue
+        m = match_re.match(ln)
+        if not m:
+            continue
+        name = m.group(1)
+        if name not in names:
+            names.append(name)
+        if numbered:
+            hits.setdefault(name, []).append(int(m.group(2)))
+    if numbered:
+        for ln in lines:  # context lines name a file already seen in a match line
+            for name in names:
+                if ln.startswith(name + "-"):
+                    m = re.match(r"(\d+)-", ln[len(name) + 1:])
+                    if m:
+                        hits[name].append(int(m.group(1)))
+                    break
+    views: list[View] = []
+    for name in names:
+        joined = _join(cwd, name)
+        if joined in failed:
+            continue
+        post = joined in plan.after_edit
+        if numbered:
+            views.extend(_ranges(joined, hits.get(name, []), post))
+        else:
+            views.append(View(joined, None, None, post))
+    return views
+
+
+def _header_views(plan: _Plan, lines: list[str], ok: bool) -> list[View]:
+    """``head``/``tail`` of several files: split at the ``==> f <==`` headers."""
+    assert plan.stream.header_op is not None
+    op, k = plan.stream.header_op
+    by_written = {w: j for j, w in plan.raw_files.items()}
+    sections: list[tuple[str, list[str]]] = []
+    for ln in lines:
+        m = _HEADER_RE.match(ln)
+        if m and m.group(1) in by_written:
+            sections.append((by_written[m.group(1)], []))
+        elif sections:
+            sections[-1][1].append(ln)
+    views: list[View] = []
+    for i, (f, body) in enumerate(sections):
+        if i < len(sections) - 1 and body and body[-1] == "":
+            body = body[:-1]  # the blank line before the next header
+        n = len(body)
+        post = f in plan.after_edit
+        last_cut = plan.cut and i == len(sections) - 1
+        if op == "head" and n:
+            views.append(View(f, 1, min(n, k), post))
+        elif op == "tail+" and n:
+            views.append(View(f, k, None if not last_cut and ok else k + n - 1, post))
+        elif n:
+            views.append(View(f, None, None, post))
+    return views
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------------
+
+def _echo_text(argv: list[str]) -> str | None:
+    args = argv[1:]
+    if args and args[0] in ("-n", "-e", "-E"):
+        return None
+    text = " ".join(args)
+    return None if "$" in text or "`" in text else text
+
+
+def _plans(pipelines: list[_Pipeline], ctx: _Ctx, output: str, edits: list[str],
+           kinds: list[str]) -> list[_Plan]:
+    plans: list[_Plan] = []
+    for pl in pipelines:
+        if len(pl.parts) == 1 and isinstance(pl.parts[0], _Group):
+            sub_ctx = _Ctx(ctx.cwd, ctx.edited)
+            plans.extend(_plans(pl.parts[0].body, sub_ctx, output, edits, kinds))
+            continue
+        plans.append(_pipeline_plan(pl, ctx, output, edits, kinds))
+    return plans
+
+
+def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
+                   kinds: list[str]) -> _Plan:
+    stream: _Stream | None = None
+    raw: dict[str, str] = {}
+    after_edit = set(ctx.edited)
+    stdout_redirected = False
+    echo: str | None = None
+    n_parts = len(pl.parts)
+    for idx, part in enumerate(pl.parts):
+        if isinstance(part, _Group):
+            inner_kinds: list[str] = []
+            _plans(part.body, _Ctx(ctx.cwd, ctx.edited), "", edits, inner_kinds)
+            kinds.extend(inner_kinds)
+            stream = _Stream("none")
+            continue
+        argv = _strip_wrappers(part.argv)
+        if argv:
+            kinds.append(_kind(argv))
+        if argv and argv[0] in ("cd", "pushd") and n_parts == 1:
+            target = next((a for a in argv[1:] if not a.startswith("-")), None)
+            if target is None or target.startswith("~") or target.startswith("$"):
+                ctx.cwd = None if target is not None or ctx.cwd is None else ctx.cwd
+            else:
+                ctx.cwd = target if ctx.cwd is None and not target.startswith("/") \
+                    else _join(ctx.cwd, target) if ctx.cwd is not None else target
+            return _Plan("silent")
+        for e in _edits_of(part, argv, ctx, output):
+            if e not in edits:
+                edits.append(e)
+            ctx.edited.add(e)
+        if any(op.lstrip("0123456789") in (">", ">>", ">|", "&>", "&>>") and
+               not op.startswith("2") for op, _ in part.redirs):
+            stdout_redirected = idx == n_parts - 1 or stdout_redirected
+        stdin = stream if idx > 0 else None
+        if part.heredoc is not None or part.herestring is not None or any(
+                op.endswith("<") and op != "<<<" for op, _ in part.redirs):
+            src = next((t for op, t in part.redirs if op in ("<", "0<")), None)
+            stdin = _file_stream([ctx.path(src)]) if src else None
+            if src:
+                raw[ctx.path(src)] = src
+        if not argv:
+            stream = _Stream("none")
+            continue
+        if argv[0] == "echo" and n_parts == 1:
+            echo = _echo_text(argv)
+        if argv[0] in ("git",) and "-C" in argv:
+            i = argv.index("-C")
+            sub = _Ctx(ctx.path(argv[i + 1]) if i + 1 < len(argv) else ctx.cwd, ctx.edited)
+            stream = _stage(argv, stdin, sub, raw)
+            raw["\0cwd"] = sub.cwd or ""
+        else:
+            stream = _stage(argv, stdin, ctx, raw)
+            if ctx.cwd is not None:
+                raw["\0cwd"] = ctx.cwd
+    if stdout_redirected:
+        return _Plan("silent")
+    if echo is not None:
+        return _Plan("echo", echo=echo)
+    if stream is None or stream.style == "none":
+        return _Plan("other")
+    return _Plan("view", stream, raw_files=raw, after_edit=after_edit & set(stream.files)
+                 if stream.files else after_edit)
+
+
+def read_shell(command: str, output: str, *, cwd: str | None = None,
+               returncode: int | None = None, truncated: bool = False) -> ShellReading:
+    """Views, edits and command kinds of one shell command, judged by its observation.
+
+    ``output`` is what the agent saw (stdout and stderr as shown). mini-swe-agent's truncated form
+    (``<output_head>…</output_head><elided_chars>…</elided_chars><output_tail>…</output_tail>``)
+    is understood: the head is read as printed; the tail only where its lines carry their own
+    line numbers (see the module docstring). ``truncated=True`` says the output stops early for
+    another reason (a timeout): its last printed line is the last one shown. Never raises.
+    """
+    try:
+        return _read_shell(command, output or "", cwd, returncode, truncated)
+    except (RecursionError, ValueError, IndexError, KeyError, AttributeError, TypeError,
+            AssertionError):
+        return ShellReading(kinds=_safe_kinds(command))
+
+
+def _safe_kinds(command: str) -> list[str]:
+    try:
+        return _dedupe([_kind(_strip_wrappers(a)) for a in split_commands(command)
+                        if _strip_wrappers(a)])
+    except Exception:  # noqa: BLE001 - the fallback of a function that must never raise
+        return []
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: list[str] = []
+    for it in items:
+        if it and it not in seen:
+            seen.append(it)
+    return seen
+
+
+def _read_shell(command: str, output: str, cwd: str | None, returncode: int | None,
+                truncated: bool) -> ShellReading:
+    subs: list[list[_Pipeline]] = []
+    pipelines = _parse(command, subs)
+    ctx = _Ctx(cwd, set())
+    edits: list[str] = []
+    kinds: list[str] = []
+    plans = _plans(pipelines, ctx, output, edits, kinds)
+    for sub in subs:
+        for s in _simples(sub):
+            argv = _strip_wrappers(s.argv)
+            if argv:
+                kinds.append(_kind(argv))
+    m = _TRUNC_RE.search(output)
+    tail: list[str] | None = None
+    if m:
+        head = _lines(m.group(1))
+        tail = _lines(m.group(2))
+        truncated = True
+    else:
+        head = _lines(output)
+    _assign(plans, head, truncated, tail)
+    ok = returncode in (0, None)
+    views: list[View] = []
+    for plan in plans:
+        if plan.kind != "view":
+            continue
+        for v in _plan_views(plan, ok):
+            if v not in views:
+                views.append(v)
+    return ShellReading(views, edits, _dedupe(kinds))
