@@ -210,20 +210,31 @@ def test_contextbench_exports_and_annot_tree(tmp_path):
     # bare repo, no owner in the id: recovered from the /workspace/<owner>__<repo>__<ver>/ path
     assert (b.repo, b.context, b.language) == ("tokio-rs/tracing", [View("src/lib.rs", 5, 6)],
                                                "rust")
+    assert b.source == "Multi-SWE-bench"
+    # an upstream id says nothing about the benchmark: no source or language is invented
+    plain = write_jsonl(tmp_path / "plain.jsonl", [{"original_inst_id": "django__django-1",
+                                                     "commit": "c", "repo": "django/django",
+                                                     "gold_ctx": []}])
+    (p,) = load_gold([plain]).instances
+    assert (p.source, p.language, p.context) == (None, None, [])
 
     tree = tmp_path / "annots"
     for k, rec in enumerate([export, multi]):
         (tree / f"inst{k}").mkdir(parents=True)
         (tree / f"inst{k}" / "annot.json").write_text(json.dumps(rec))
+    (tree / "broken").mkdir()
+    (tree / "broken" / "annot.json").write_bytes(b"\xff\xfe not json")
     from_tree = load_gold([tree])
+    (broken,) = from_tree.problems
+    assert broken.path == str(tree / "broken" / "annot.json") and "UTF-8" in broken.message
     assert [without_origin(i) for i in from_tree.instances] == \
         [without_origin(i) for i in gold.instances]
     assert from_tree.instances[0].origin == str(tree / "inst0" / "annot.json")
     (src, digest), = from_tree.sources
     h = hashlib.sha256()
-    for k in range(2):
-        f = tree / f"inst{k}" / "annot.json"
-        h.update(f"inst{k}/annot.json\0{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
+    for name in ("broken", "inst0", "inst1"):
+        f = tree / name / "annot.json"
+        h.update(f"{name}/annot.json\0{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
     assert (src, digest) == (str(tree), h.hexdigest())
 
 
@@ -294,3 +305,15 @@ def test_swe_bench_jsonl_and_parquet(tmp_path):
         assert inst.language == "go" and inst.gold_kind == "patch"
         assert [(p.line, p.field) for p in gold.problems] == [(2, "patch"), (3, "patch")]
         assert "hunk is shorter" in gold.problems[0].message
+
+
+def test_patch_gold_round_trips_through_neutral_jsonl(tmp_path):
+    rec = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "c1",
+           "patch": "diff --git a/n.py b/n.py\nnew file mode 100644\n--- /dev/null\n"
+                    "+++ b/n.py\n@@ -0,0 +1 @@\n+y\n--- a/m.py\n+++ b/m.py\n@@ -2 +2 @@\n-a\n+b\n"}
+    first = load_gold([write_jsonl(tmp_path / "swe.jsonl", [rec])])
+    (inst,) = first.instances
+    assert inst.context == [View("n.py", None, None), View("m.py", 2, 2)]
+    again = load_gold([write_jsonl(tmp_path / "neutral.jsonl", [inst.to_json()])])
+    assert again.problems == []
+    assert without_origin(again.instances[0]) == without_origin(inst)

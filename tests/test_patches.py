@@ -219,3 +219,15 @@ def test_contextbench_parquet_patches_read_like_the_reference():
     # the three gold patches that add a file add a changelog fragment / changeset
     assert created == {"changelogs/fragments/prettydoc.yml", ".changeset/nasty-yaks-peel.md",
                        "changelogs/fragments/67794-atomic_move-default-perms.yml"}
+
+
+def test_mail_and_format_patch_text_around_the_diff_is_skipped():
+    patch = ("From 1234 Mon Sep 17 00:00:00 2001\nSubject: [PATCH 1/2] fix\n\n"
+             "Fix the thing.\n---\n a.py | 2 +-\n 1 file changed\n\n"
+             "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -3 +3 @@\n-x\n+y\n"
+             "-- \n2.43.0\n\n"
+             "From 5678 Mon Sep 17 00:00:00 2001\nSubject: [PATCH 2/2] more\n---\n"
+             "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -9,2 +9,3 @@\n l9\n+z\n l10\n"
+             "-- \n2.43.0\n")
+    # the same file in two patches of a series: locations are united
+    assert edit_locations(patch).lines_by_file() == {"a.py": [3, 9]}

@@ -220,7 +220,9 @@ def edit_locations(patch: str, *, origin: str | None = None) -> EditLocations:
     while i < n:
         line = lines[i]
         bare = line.rstrip("\r")
-        if after_hunk and bare[:1] in ("+", "-") and bare not in ("-- ", "--", "---"):
+        file_header = bare.startswith("--- ") and i + 1 < n and lines[i + 1].startswith("+++ ")
+        if after_hunk and bare[:1] in ("+", "-") and not file_header \
+                and bare not in ("-- ", "--", "---"):
             raise fail("line after the hunk: it is longer than its header says", i + 1)
         after_hunk = False
         if bare.startswith("diff --git "):
@@ -233,7 +235,7 @@ def edit_locations(patch: str, *, origin: str | None = None) -> EditLocations:
         if in_binary:  # base85 payload of a "GIT binary patch"
             i += 1
             continue
-        if bare.startswith("--- ") and i + 1 < n and lines[i + 1].startswith("+++ "):
+        if file_header:
             if acc is None or acc.has_headers:
                 flush()
                 acc = _FileAcc()

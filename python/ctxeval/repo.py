@@ -37,6 +37,7 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _SAFE_REV = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./^{}~-]*$")
 _HEX = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _CACHE_BYTES = 256 * 1024 * 1024
+_TREES_PER_REPO = 32  # file lists kept per repository (a django tree is ~1 MB)
 
 
 def git_blob_id(data: bytes) -> str:
@@ -135,7 +136,7 @@ class _GitReader:
         self._env = env
         self._lock = threading.Lock()
         self._tree_lock = threading.Lock()
-        self._trees: dict[str, _Tree] = {}
+        self._trees: OrderedDict[str, _Tree] = OrderedDict()
         self._commits: dict[str, str | None] = {}
         self._holder: list[subprocess.Popen[bytes] | None] = [None]
         self._finalizer = weakref.finalize(self, _stop, self._holder)
@@ -200,6 +201,10 @@ class _GitReader:
             if tree is None:
                 tree = self._list(commit_id)
                 self._trees[commit_id] = tree
+                while len(self._trees) > _TREES_PER_REPO:
+                    self._trees.popitem(last=False)  # open snapshots keep theirs alive
+            else:
+                self._trees.move_to_end(commit_id)
             return tree
 
     def _list(self, commit_id: str) -> _Tree:
@@ -480,6 +485,9 @@ def _git_dir(p: Path) -> Path | None:
 class RepoCache:
     """One long-lived reader per repository for a whole run; file bytes cached per blob id."""
 
+    #: Where ``--fetch`` clones from.
+    fetch_url = "https://github.com/{owner}/{name}.git"
+
     def __init__(self, repos_dir: Path | None, *, fetch: bool = False,
                  cache_bytes: int = _CACHE_BYTES) -> None:
         self.repos_dir = Path(repos_dir) if repos_dir is not None else None
@@ -490,6 +498,8 @@ class RepoCache:
         self._dirs: dict[Path, _DirTree] = {}
         self._lock = threading.Lock()
         self._clone_lock = threading.Lock()
+        self._names: list[str] | None = None
+        self._fetched: set[str] = set()
 
     def __enter__(self) -> RepoCache:
         return self
@@ -543,7 +553,7 @@ class RepoCache:
             got = self._fetch(owner, name, repo, commit, missing_commit)
             if got is not None:
                 return got
-            tried.append(f"https://github.com/{owner}/{name}.git")
+            tried.append(self.fetch_url.format(owner=owner, name=name))
 
         what = f"{repo or '(no repo)'} at {commit[:12] if commit else '(no commit)'}"
         if missing_commit:
@@ -563,22 +573,36 @@ class RepoCache:
         if owner and name and commit and _SAFE_REV.match(commit) and "/" not in commit:
             out.append(f"{owner}__{name}@{commit}")
             assert self.repos_dir is not None
-            if _HEX.match(commit):
+            if _HEX.match(commit) and not (self.repos_dir / out[-1]).is_dir():
                 # a directory named with an abbreviated commit is the same snapshot
                 prefix = f"{owner}__{name}@"
-                with contextlib.suppress(OSError):
-                    for entry in sorted(os.listdir(self.repos_dir)):
-                        short = entry[len(prefix):]
-                        if (entry.startswith(prefix) and len(short) >= 7 and short != commit
-                                and commit.lower().startswith(short.lower())):
-                            out.append(entry)
+                for entry in self._listing():
+                    short = entry[len(prefix):]
+                    if (entry.startswith(prefix) and len(short) >= 7
+                            and commit.lower().startswith(short.lower())):
+                        out.append(entry)
         return out
 
-    @staticmethod
-    def _repo_candidates(owner: str | None, name: str | None) -> list[str]:
+    def _listing(self) -> list[str]:
+        """The names in DIR, listed once per run."""
+        if self._names is None:
+            assert self.repos_dir is not None
+            try:
+                self._names = sorted(os.listdir(self.repos_dir))
+            except OSError:
+                self._names = []
+        return self._names
+
+    def _repo_candidates(self, owner: str | None, name: str | None) -> list[str]:
         if name is None:
             return []
-        bases = [f"{owner}__{name}", f"{owner}/{name}", name] if owner else [name]
+        if owner:
+            bases = [f"{owner}__{name}", f"{owner}/{name}", name]
+        else:
+            # a bare name (Multi-SWE-bench rows): <any owner>__<name> when only one matches
+            owned = {n.removesuffix(".git") for n in self._listing()
+                     if n.removesuffix(".git").endswith(f"__{name}") and "@" not in n}
+            bases = [*sorted(owned)[:1 if len(owned) == 1 else 0], name]
         return [b + sfx for b in bases for sfx in ("", ".git")]
 
     def _open_at(self, p: Path, rel: str, repo: str | None, commit: str | None,
@@ -631,8 +655,11 @@ class RepoCache:
         assert self.repos_dir is not None
         rel = f"{owner}__{name}"
         dest = self.repos_dir / rel
-        url = f"https://github.com/{owner}/{name}.git"
+        url = self.fetch_url.format(owner=owner, name=name)
         with self._clone_lock:
+            if url in self._fetched:
+                return None  # tried once already in this run
+            self._fetched.add(url)
             if not dest.exists():
                 tmp = self.repos_dir / f".{rel}.partial-{os.getpid()}"
                 res = subprocess.run(
@@ -652,7 +679,7 @@ class RepoCache:
                     stale = self._readers.pop(gd.resolve(), None)
                 if stale is not None:
                     stale.close()
-        got = self._open_at(dest, rel, repo, commit, plain_kind="plain-dir")
+            got = self._open_at(dest, rel, repo, commit, plain_kind="plain-dir")
         if got is None and rel + "/" not in missing_commit:
             missing_commit.append(rel + "/")
         return got

@@ -112,7 +112,7 @@ class _Lexer:
             if c == "\\" and s.startswith("\\\n", self.i):
                 self.i += 2
                 continue
-            if c == "#" and (not out or out[-1].kind != "word" or self._at_word_start()):
+            if c == "#":
                 while self.i < n and s[self.i] != "\n":
                     self.i += 1
                 continue
@@ -133,7 +133,11 @@ class _Lexer:
                 self.i += len(op)
                 out.append(_Tok("op", op))
                 continue
+            before = self.i
             word, _ = self._word()
+            if self.i == before:  # cannot happen for valid input; never loop forever
+                self.i += 1
+                continue
             out.append(_Tok("word", word))
         return out
 
@@ -150,9 +154,6 @@ class _Lexer:
         while self.i < n:
             c = s[self.i]
             if c in " \t\r\n;&|()<>":
-                if c in "<>" and buf and s[self.i - 1] not in " \t" and not _REDIR_RE.match(s,
-                                                                                         self.i):
-                    break
                 break
             if c == "\\":
                 if self.i + 1 < n:
@@ -295,15 +296,11 @@ def _parse(text: str, subs: list[list[_Pipeline]]) -> list[_Pipeline]:
                 if tok.heredoc is not None:
                     simple.heredoc = tok.heredoc
                     target = tok.heredoc.delimiter
-                elif not tok.text.endswith("&") or (pos < len(toks) and toks[pos].kind == "word"
-                                                     and not toks[pos].text.isdigit()
-                                                     and toks[pos].text != "-"):
-                    if pos < len(toks) and toks[pos].kind == "word":
-                        target = toks[pos].text
-                        pos += 1
                 elif pos < len(toks) and toks[pos].kind == "word":
-                    target = "&" + toks[pos].text
+                    target = toks[pos].text
                     pos += 1
+                    if tok.text.endswith("&"):  # 2>&1, >&2: a descriptor, not a file
+                        target = "&" + target
                 if tok.text.endswith("<<<"):
                     simple.herestring = target
                 simple.redirs.append((tok.text, target))
@@ -389,8 +386,8 @@ def _kind(argv: list[str]) -> str:
     if re.fullmatch(r"python[\d.]*", name):
         return "python"
     if name == "git":
-        sub = next((a for a in argv[1:] if not a.startswith("-") and a not in _git_opt_values(argv)),
-                   "")
+        values = _git_opt_values(argv)
+        sub = next((a for a in argv[1:] if not a.startswith("-") and a not in values), "")
         return f"git {sub}".strip()
     return name
 
@@ -444,6 +441,7 @@ class _Plan:
     stream: _Stream = field(default_factory=_Stream)
     echo: str | None = None
     raw_files: dict[str, str] = field(default_factory=dict)  # joined path -> as written
+    cwd: str | None = None  # where relative paths printed by the command are relative to
     after_edit: set[str] = field(default_factory=set)
     lines: list[str] = field(default_factory=list)
     cut: bool = False
@@ -568,7 +566,10 @@ def _sed_script_ranges(scripts: list[str], quiet: bool) -> tuple[list[tuple[int,
             rest = rest.strip()
             body = rest[1:-1].strip() if rest.startswith("{") and rest.endswith("}") else rest
             body_cmds = [c.strip() for c in body.split(";") if c.strip()]
-            prints = any(c == "p" or c.startswith("p") and len(c) == 1 for c in body_cmds)
+            prints = "p" in body_cmds
+            if prints and any(c != "p" for c in body_cmds):
+                other = True  # e.g. "=;p" interleaves line numbers: positions no longer map
+                continue
             if rest.startswith("q") or rest.startswith("Q"):
                 if a and a.isdigit():
                     quit_at = int(a) - (1 if rest.startswith("Q") else 0)
@@ -616,36 +617,56 @@ def _sed_script_ranges(scripts: list[str], quiet: bool) -> tuple[list[tuple[int,
     return ranges, "ranges" if ranges else "none"
 
 
+_SED_ADDR_ONLY = re.compile(r"[\d$,+~\s!]*(?:/(?:[^/\\]|\\.)*/[\d$,+~\s!]*)*")
+
+
 def _sed_commands(script: str) -> list[str]:
-    """Split a sed script on ``;`` and newlines outside ``{}`` and regexes."""
+    """Split a sed script on ``;`` and newlines outside ``{}``, regexes and ``s///`` commands."""
     out: list[str] = []
     buf: list[str] = []
     depth = 0
-    i = 0
-    in_re = False
-    while i < len(script):
+    i, n = 0, len(script)
+    while i < n:
         c = script[i]
-        if c == "\\" and i + 1 < len(script):
+        if c == "\\":
             buf.append(script[i:i + 2])
             i += 2
             continue
-        if c == "/" and not (buf and "".join(buf).lstrip()[:1] in "sy" and depth == 0
-                             and not in_re and "".join(buf).strip() in ("s", "y")):
-            in_re = not in_re
-        elif not in_re and c == "{":
+        current = re.split(r"[{;]", "".join(buf))[-1]
+        if c == "/" and _SED_ADDR_ONLY.fullmatch(current):
+            j = i + 1
+            while j < n and script[j] != "/":
+                j += 2 if script[j] == "\\" else 1
+            buf.append(script[i:j + 1])
+            i = j + 1
+            continue
+        if c in "sy" and i + 1 < n and _SED_ADDR_ONLY.fullmatch(current):
+            delim = script[i + 1]
+            j, seen = i + 2, 0
+            while j < n and seen < 2:
+                if script[j] == "\\":
+                    j += 2
+                    continue
+                seen += script[j] == delim
+                j += 1
+            while j < n and script[j] not in ";\n}":
+                j += 1
+            buf.append(script[i:j])
+            i = j
+            continue
+        if c == "{":
             depth += 1
-        elif not in_re and c == "}":
+        elif c == "}":
             depth -= 1
-        if not in_re and depth <= 0 and c in ";\n":
+        if depth <= 0 and c in ";\n":
             out.append("".join(buf))
             buf = []
             depth = 0
         else:
             buf.append(c)
         i += 1
-    if "".join(buf).strip():
-        out.append("".join(buf))
-    return [c for c in out if c.strip()]
+    out.append("".join(buf))
+    return [c.strip() for c in out if c.strip()]
 
 
 _AWK_NR_RE = re.compile(r"\bF?NR\s*(==|>=|<=|>|<)\s*(\d+)")
@@ -725,15 +746,16 @@ def _grep_stage(name: str, args: list[str], stdin: _Stream | None, ctx: _Ctx,
     files = [ctx.path(f) for f in operands] or ([ctx.cwd] if ctx.cwd else ["."])
     for f, w in zip(files, operands, strict=False):
         raw[f] = w
-    no_names = "-h" in opts or "--no-filename" in opts or "-I" in opts and name == "rg"
+    no_names = "-h" in opts or "--no-filename" in opts or ("-I" in opts and name == "rg")
     force_names = "-H" in opts or "--with-filename" in opts
     multi = force_names or (not no_names and (recursive or len(files) > 1))
     if not multi:
         if numbered:
             return _Stream("gpos", [_Seg(files[0], 1, None)], files[:1])
         return _Stream("files", [], files[:1])
-    return _Stream("gfile" if numbered else "gname", [], files, multi_grep_files=len(files) == 1
-                   and not (recursive or len(operands) > 1))
+    # ``grep -r x file.py`` on a single regular file prints no names: decided from the output
+    return _Stream("gfile" if numbered else "gname", [], files,
+                   multi_grep_files=len(files) == 1 and not force_names)
 
 
 def _stage(argv: list[str], stdin: _Stream | None, ctx: _Ctx, raw: dict[str, str]) -> _Stream:
@@ -937,11 +959,10 @@ def _edits_of(simple: _Simple, argv: list[str], ctx: _Ctx, output: str) -> list[
     """Files one simple command modifies (as written, joined with the working directory)."""
     out: list[str] = []
     for op, target in simple.redirs:
-        if op.lstrip("0123456789&").startswith(">") and ">&" not in op \
-                and target and not target.startswith("&") and target != "/dev/null" \
-                and not op.startswith("2") or op in ("&>", "&>>"):
-            if target and target != "/dev/null" and not target.startswith("&"):
-                out.append(ctx.path(target))
+        # any descriptor written to a file modifies it (2>err.log too); 2>&1 and /dev/null do not
+        if ">" in op and not op.endswith("&") and target and target != "/dev/null" \
+                and not target.startswith("&"):
+            out.append(ctx.path(target))
     if not argv:
         return out
     name = posixpath.basename(argv[0])
@@ -1010,6 +1031,7 @@ _ERROR_RE = re.compile(
 _TAB_RE = re.compile(r"^\s*(\d+)\t")
 _GPOS_RE = re.compile(r"^(\d+)([:-])")
 _HEADER_RE = re.compile(r"^==> (.*) <==$")
+_TOOL_MESSAGE_RE = re.compile(r"^(?:grep|egrep|fgrep|rg|git|ag): ")  # warnings, not matches
 _TRUNC_RE = re.compile(
     r"<output_head>\n?(.*?)\n?</output_head>\s*<elided_chars>.*?</elided_chars>\s*"
     r"<output_tail>\n?(.*?)\n?</output_tail>", re.S)
@@ -1048,11 +1070,20 @@ def _assign(plans: list[_Plan], head: list[str], truncated: bool, tail: list[str
     """Share the printed lines out among the pipelines that print, in order."""
     active = [p for p in plans if p.kind != "silent"]
     cursor = 0
+    lost = False  # an earlier output's end could not be found: positions are unknown from here
     for k, plan in enumerate(active):
         nxt = active[k + 1] if k + 1 < len(active) else None
         if cursor >= len(head) and truncated:
             plan.cut = True
             continue
+        pattern = _plan_pattern(plan)
+        if lost and pattern is None:
+            plan.ambiguous = True
+            plan.cut = truncated
+            plan.lines = head[cursor:]
+            continue
+        if lost and pattern is not None:
+            cursor = next((i for i in range(cursor, len(head)) if pattern(head[i])), len(head))
         if nxt is None:
             plan.lines = head[cursor:]
             cursor = len(head)
@@ -1060,6 +1091,10 @@ def _assign(plans: list[_Plan], head: list[str], truncated: bool, tail: list[str
             continue
         end = _plan_end(plan, head, cursor, nxt)
         plan.lines = head[cursor:end]
+        if plan.ambiguous:
+            lost = True
+            plan.cut = truncated
+            plan.lines = head[cursor:]
         if end >= len(head) and truncated:
             plan.cut = True
         cursor = end
@@ -1223,13 +1258,25 @@ def _locate(segs: list[_Seg], pos: int) -> tuple[str, int] | None:
 
 def _grep_file_views(plan: _Plan, lines: list[str], failed: set[str]) -> list[View]:
     """``file:N:text`` / ``file-N-text`` (numbered) or ``file:text`` lines of a multi-file grep."""
-    cwd = plan.raw_files.get("\0cwd")
+    cwd = plan.cwd
     numbered = plan.stream.style == "gfile"
+    st = plan.stream
+    body = [ln for ln in lines if ln != "--" and not ln.startswith("Binary file")
+            and not _TOOL_MESSAGE_RE.match(ln)]
+    if st.multi_grep_files and st.files and body and st.files[0] not in failed:
+        only = st.files[0]
+        written = plan.raw_files.get(only, only)
+        post = only in plan.after_edit
+        if numbered and all(_GPOS_RE.match(ln) for ln in body):
+            return _ranges(only, [int(m.group(1)) for ln in body if (m := _GPOS_RE.match(ln))],
+                           post)
+        if not numbered and not any(ln.startswith(written) for ln in body):
+            return [View(only, None, None, post)]
     hits: dict[str, list[int]] = {}
     names: list[str] = []
     match_re = re.compile(r"^(.+?):(\d+):") if numbered else re.compile(r"^(.+?):")
     for ln in lines:
-        if ln.startswith("Binary file ") or ln == "--":
+        if ln.startswith("Binary file ") or ln == "--" or _TOOL_MESSAGE_RE.match(ln):
             continue
         m = match_re.match(ln)
         if not m:
@@ -1316,6 +1363,7 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
                    kinds: list[str]) -> _Plan:
     stream: _Stream | None = None
     raw: dict[str, str] = {}
+    plan_cwd = ctx.cwd
     after_edit = set(ctx.edited)
     stdout_redirected = False
     echo: str | None = None
@@ -1332,11 +1380,12 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
             kinds.append(_kind(argv))
         if argv and argv[0] in ("cd", "pushd") and n_parts == 1:
             target = next((a for a in argv[1:] if not a.startswith("-")), None)
-            if target is None or target.startswith("~") or target.startswith("$"):
-                ctx.cwd = None if target is not None or ctx.cwd is None else ctx.cwd
+            if target is None or target.startswith("~") or "$" in target or "`" in target:
+                ctx.cwd = None  # home or a variable: unknown
+            elif ctx.cwd is None or target.startswith("/"):
+                ctx.cwd = target
             else:
-                ctx.cwd = target if ctx.cwd is None and not target.startswith("/") \
-                    else _join(ctx.cwd, target) if ctx.cwd is not None else target
+                ctx.cwd = _join(ctx.cwd, target)
             return _Plan("silent")
         for e in _edits_of(part, argv, ctx, output):
             if e not in edits:
@@ -1361,19 +1410,16 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
             i = argv.index("-C")
             sub = _Ctx(ctx.path(argv[i + 1]) if i + 1 < len(argv) else ctx.cwd, ctx.edited)
             stream = _stage(argv, stdin, sub, raw)
-            raw["\0cwd"] = sub.cwd or ""
+            plan_cwd = sub.cwd
         else:
             stream = _stage(argv, stdin, ctx, raw)
-            if ctx.cwd is not None:
-                raw["\0cwd"] = ctx.cwd
     if stdout_redirected:
         return _Plan("silent")
     if echo is not None:
         return _Plan("echo", echo=echo)
     if stream is None or stream.style == "none":
         return _Plan("other")
-    return _Plan("view", stream, raw_files=raw, after_edit=after_edit & set(stream.files)
-                 if stream.files else after_edit)
+    return _Plan("view", stream, raw_files=raw, cwd=plan_cwd, after_edit=after_edit)
 
 
 def read_shell(command: str, output: str, *, cwd: str | None = None,
@@ -1397,7 +1443,7 @@ def _safe_kinds(command: str) -> list[str]:
     try:
         return _dedupe([_kind(_strip_wrappers(a)) for a in split_commands(command)
                         if _strip_wrappers(a)])
-    except Exception:  # noqa: BLE001 - the fallback of a function that must never raise
+    except Exception:
         return []
 
 

@@ -12,8 +12,9 @@ written as one query file per language (``queries/<lang>.scm``), in two sections
   functions, C ``struct x`` specifiers inside signatures, one Go ``type_declaration`` per
   ``type ( ... )`` group. Only the reference's file extensions are recognised (``.h`` is C,
   ``.mjs``/``.cjs``/``.cxx``/``.hh``/``.kts`` are unknown). ``name`` is the reference's
-  heuristic name (see :func:`heuristic_name`), which is what its name matching compares;
-  ``qualified_name`` is still built from the real names.
+  heuristic name (see :func:`heuristic_name`), which is what its name matching compares
+  (``resolve_name(defs, name, style="contextbench")`` applies that rule); ``qualified_name``
+  is still built from the real names, through the enclosing definitions of the same preset.
 
 Both presets traverse the tree with one query-cursor pass; names are read only from the matched
 nodes. Grammars load lazily, on the first file of their language.
@@ -386,15 +387,20 @@ def _build(nodes: list[Node], preset: str) -> list[Definition]:
     stack: list[tuple[int, str]] = []  # (end_byte, qualified name) of the open named scopes
     heuristic = preset == "contextbench"
     prev_start = prev_end = -1
-    prev_ids: set[int] = set()
+    same_range: list[int] = []  # node ids of the definitions with the current range
+    nested_at_start = False  # some definition starts where its parent does: order differs
     for start, neg_end, _i, node in order:
         end = -neg_end
-        if start == prev_start and end == prev_end:  # two patterns captured the same node?
-            if node.id in prev_ids:
-                continue
-            prev_ids.add(node.id)
+        if start == prev_start:
+            if end == prev_end:  # two patterns may capture the same node
+                if node.id in same_range:
+                    continue
+                same_range.append(node.id)
+            else:
+                nested_at_start = True
+                prev_end, same_range = end, [node.id]
         else:
-            prev_start, prev_end, prev_ids = start, end, {node.id}
+            prev_start, prev_end, same_range = start, end, [node.id]
         while stack and (start >= stack[-1][0] or end > stack[-1][0]):
             stack.pop()  # sorted by start, so an open scope contains us iff we end inside it
         kind = node.type
@@ -431,7 +437,8 @@ def _build(nodes: list[Node], preset: str) -> list[Definition]:
             start,
             end,
         ))
-    out.sort(key=_def_key)
+    if nested_at_start:
+        out.sort(key=_def_key)
     return out
 
 

@@ -118,6 +118,8 @@ def _samples(edit_locs: Any) -> list[Any]:
         return []
     # Sampled: [[["loc"], [""], ...], ...] -- each sample is a list of per-file lists of lists.
     first = edit_locs[0]
+    if all(isinstance(x, dict) for x in edit_locs):  # merged dumps: one {file: [...]} per sample
+        return list(edit_locs)
     if isinstance(first, list) and first and all(isinstance(x, list) for x in first):
         return list(edit_locs)
     return [edit_locs]

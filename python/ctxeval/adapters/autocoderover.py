@@ -248,11 +248,19 @@ def _views(body: str) -> tuple[list[View], list[SymbolRef]]:
 
 
 def _model_patch(path: Path) -> str | None:
-    patches = sorted((int(m.group(1)), p) for p in path.iterdir()
-                     if (m := _PATCH.match(p.name)))
-    if not patches:
-        return None
-    p = patches[-1][1]
+    """The patch ACR selected (``selected_patch.json``), else the last extracted one."""
+    p: Path | None = None
+    selected = _optional(path / "selected_patch.json")
+    if isinstance(selected, dict) and isinstance(selected.get("selected_patch"), str):
+        cand = path / selected["selected_patch"]
+        if cand.is_file() and path.resolve() in cand.resolve().parents:
+            p = cand
+    if p is None:
+        patches = sorted((int(m.group(1)), q) for q in path.iterdir()
+                         if (m := _PATCH.match(q.name)))
+        if not patches:
+            return None
+        p = patches[-1][1]
     try:
         return p.read_text(encoding="utf-8")
     except (OSError, UnicodeError) as exc:

@@ -39,7 +39,7 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def blocks(text: str, begin: str, end: str) -> list[str]:
-    """Payloads between ``begin`` and the next ``end``, in order; an unclosed block ends the scan."""
+    """Payloads between ``begin`` and the next ``end``; an unclosed block ends the scan."""
     out: list[str] = []
     pos = 0
     while (i := text.find(begin, pos)) >= 0:

@@ -10,7 +10,6 @@ numbers, so a rejected command shows nothing).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from .contextbench import (
     cb_patch_context,
     cb_trajectory,
     is_contextbench,
+    parse_json,
     plain_trajectory,
     read_text,
     strict_patch_context,
@@ -39,9 +39,8 @@ _CB_VIEW = re.compile(r"str_replace_editor view\s+(\S+)(?:\s+--view_range\s+(\d+
 
 
 def detect(path: Path, head: bytes) -> bool:
-    """A ``*.checkpoints.jsonl`` file (the reference routes on this suffix) holding JSON objects."""
-    return (path.is_file() and path.name.endswith(SUFFIX)
-            and head.lstrip()[:1] in (b"{", b""))
+    """A ``*.checkpoints.jsonl`` file: the reference routes on this suffix alone."""
+    return path.is_file() and path.name.endswith(SUFFIX)
 
 
 def instance_id_of(path: Path) -> str:
@@ -54,10 +53,7 @@ def records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     for no, line in enumerate(read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=no) from exc
+        obj = parse_json(line, path=path, line=no)
         if not isinstance(obj, dict):
             raise AdapterError("a checkpoint must be a JSON object", path=str(path), line=no)
         out.append((no, obj))

@@ -31,8 +31,8 @@ SUFFIX = ".context.json"
 
 
 def detect(path: Path, head: bytes) -> bool:
-    """A ``*.context.json`` file (the reference routes on this suffix) holding a JSON object."""
-    return path.is_file() and path.name.endswith(SUFFIX) and head.lstrip()[:1] in (b"{", b"")
+    """A ``*.context.json`` file: the reference routes on this suffix alone."""
+    return path.is_file() and path.name.endswith(SUFFIX)
 
 
 def _field(data: dict[str, Any], key: str, kind: type, path: Path) -> Any:

@@ -10,8 +10,8 @@ and, like the reference, uses the final context as the only step of a record wit
 
 from __future__ import annotations
 
-import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from .contextbench import (
     CbStep,
     cb_trajectory,
     is_contextbench,
+    parse_json,
     plain_trajectory,
     read_text,
     strict_int,
@@ -59,15 +60,9 @@ def records(path: Path) -> list[tuple[int | None, Any]]:
         for no, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
-            try:
-                out.append((no, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=no) from exc
+            out.append((no, parse_json(line, path=path, line=no)))
         return out
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
+    obj = parse_json(text, path=path)
     if isinstance(obj, list):
         return [(None, r) for r in obj]
     return [(None, obj)]
@@ -85,16 +80,18 @@ class _Where:
                             field=field_name)
 
 
-def _dict(value: Any, where: _Where, field_name: str) -> dict[str, Any]:
-    if value is None:
+def _dict(value: Any, where: _Where, field_name: str, *, null_ok: bool = True
+          ) -> dict[str, Any]:
+    """An object; ``null`` counts as empty only where the reference tolerates it."""
+    if value is None and null_ok:
         return {}
     if not isinstance(value, dict):
         raise where.error(f"must be an object, got {type(value).__name__}", field_name)
     return value
 
 
-def _list(value: Any, where: _Where, field_name: str) -> list[Any]:
-    if value is None:
+def _list(value: Any, where: _Where, field_name: str, *, null_ok: bool = True) -> list[Any]:
+    if value is None and null_ok:
         return []
     if not isinstance(value, list):
         raise where.error(f"must be a list, got {type(value).__name__}", field_name)
@@ -102,7 +99,7 @@ def _list(value: Any, where: _Where, field_name: str) -> list[Any]:
 
 
 def _files(value: Any, where: _Where, field_name: str) -> list[str]:
-    files = _list(value, where, field_name)
+    files = _list(value or None, where, field_name)  # the reference reads any falsy value as []
     for f in files:
         if not isinstance(f, str):
             raise where.error(f"a file must be a string, got {f!r}", field_name)
@@ -112,8 +109,8 @@ def _files(value: Any, where: _Where, field_name: str) -> list[str]:
 def _spans(value: Any, where: _Where, field_name: str) -> list[tuple[str, int, int]]:
     """``{file: [{"start", "end"}]}`` in order; missing or non-integer bounds are errors."""
     out = []
-    for f, items in _dict(value, where, field_name).items():
-        for item in _list(items, where, f"{field_name}.{f}"):
+    for f, items in _dict(value, where, field_name, null_ok=False).items():
+        for item in _list(items, where, f"{field_name}.{f}", null_ok=False):
             if not isinstance(item, dict) or "start" not in item or "end" not in item:
                 raise where.error("a span needs 'start' and 'end'", f"{field_name}.{f}")
             kw = {"path": where.path, "line": where.line, "field_name": f"{field_name}.{f}"}
@@ -121,22 +118,28 @@ def _spans(value: Any, where: _Where, field_name: str) -> list[tuple[str, int, i
     return out
 
 
-def _symbols(value: Any, where: _Where, field_name: str) -> dict[str, list[str]]:
-    """Names by file; only lists of strings carry names (the reference skips anything else)."""
+def _symbols(value: Any, where: _Where, field_name: str, *, exact: bool
+             ) -> dict[str, list[str]]:
+    """Names by file. ``exact``: an entry the reference keeps but cannot read (a non-list value,
+    non-string names) becomes the empty name, which keeps the step in name mode and matches
+    nothing; otherwise such entries are dropped."""
     out: dict[str, list[str]] = {}
-    for f, names in _dict(value, where, field_name).items():
-        if isinstance(names, list):
-            kept = [n for n in names if isinstance(n, str)]
-            if kept:
-                out[f] = kept
+    for f, names in _dict(value or None, where, field_name).items():  # falsy: no symbols
+        if not names:
+            continue
+        kept = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+        if kept or exact:
+            out[f] = kept or [""]
     return out
 
 
-def _cb_step(data: dict[str, Any], where: _Where, prefix: str, files_key: str,
-             spans_key: str, symbols_key: str) -> CbStep:
+def _cb_step(data: dict[str, Any], where: _Where, prefix: str, keys: tuple[str, str, str],
+             exact: bool) -> CbStep:
+    files_key, spans_key, symbols_key = keys
     return CbStep(files=_files(data.get(files_key), where, prefix + files_key),
-                  spans=_spans(data.get(spans_key), where, prefix + spans_key),
-                  symbols=_symbols(data.get(symbols_key), where, prefix + symbols_key))
+                  spans=_spans(data.get(spans_key, {}), where, prefix + spans_key),
+                  symbols=_symbols(data.get(symbols_key), where, prefix + symbols_key,
+                                   exact=exact))
 
 
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
@@ -146,6 +149,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
         if not isinstance(rec, dict):
             raise where.error("a prediction record must be an object", "")
         iid = rec.get("instance_id") or rec.get("original_inst_id")
+        rec_options = replace(options, instance_id=None)  # a record's own id wins
         if not iid:
             if is_contextbench(options):
                 continue
@@ -155,20 +159,22 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
             iid = options.instance_id
         if not isinstance(iid, str):
             raise where.error("must be a string", "instance_id")
-        out.append(_read_record(rec, iid, where, options))
+        out.append(_read_record(rec, iid, where, rec_options))
     return out
 
 
 def _read_record(rec: dict[str, Any], iid: str, where: _Where,
                  options: ReadOptions) -> Trajectory:
-    data = _dict(rec.get("traj_data"), where, "traj_data")
-    raw_steps = _list(data.get("pred_steps"), where, "traj_data.pred_steps")
+    exact = is_contextbench(options)
+    data = _dict(rec.get("traj_data", {}), where, "traj_data", null_ok=False)
+    raw_steps = _list(data.get("pred_steps", []), where, "traj_data.pred_steps", null_ok=False)
     steps = []
     for i, s in enumerate(raw_steps):
         prefix = f"traj_data.pred_steps[{i}]."
-        steps.append(_cb_step(_dict(s, where, prefix[:-1]), where, prefix, "files", "spans",
-                              "symbols"))
-    final = _cb_step(data, where, "traj_data.", "pred_files", "pred_spans", "pred_symbols")
+        steps.append(_cb_step(_dict(s, where, prefix[:-1], null_ok=False), where, prefix,
+                              ("files", "spans", "symbols"), exact))
+    final = _cb_step(data, where, "traj_data.", ("pred_files", "pred_spans", "pred_symbols"),
+                     exact)
     patch = rec.get("model_patch")
     if patch is not None and not isinstance(patch, str):
         raise where.error("must be a string", "model_patch")
@@ -187,9 +193,6 @@ def _read_record(rec: dict[str, Any], iid: str, where: _Where,
             final_symbols=[SymbolRef(f, n) for f, ns in final.symbols.items() for n in ns]
             or None)
     _carry_repo(rec, traj, where)
-    if where.line is not None:
-        traj.extra["cb_line"] = where.line
-    traj.extra["cb_record"] = where.index
     return traj
 
 

@@ -26,26 +26,34 @@ from typing import Any
 
 from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage, View
+from ..shell import read_shell
 from . import ReadOptions
 
 FORMAT = "claude-code"
 PRIORITY = 30
 
-_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot"}
+_TYPES = ("user", "assistant", "summary", "system", "file-history-snapshot")
 _NUMBERED = re.compile(r"^\s*(\d+)(?:→|\t)")
 _GREP_HIT = re.compile(r"^(.+?):(\d+):")
 _GREP_CTX = re.compile(r"^(.+?)-(\d+)-")
-_EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
-_LISTING_TOOLS = {"Glob", "LS"}
+_SESSION_KEY = re.compile(rb'(?<!\\)"sessionId"\s*:\s*"')
+_TYPE_KEY = re.compile(rb'(?<!\\)"type"\s*:\s*"(user|assistant)"')
+_EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+_LISTING_TOOLS = ("Glob", "LS")
 
 
 def detect(path: Path, head: bytes) -> bool:
     if path.is_dir():
         return False
-    for obj in _head_records(head):
+    records = _head_records(head)
+    for obj in records:
         if obj.get("type") in _TYPES and any(k in obj for k in ("sessionId", "leafUuid")):
             return True
-    return False
+    if records:
+        return False
+    # The first record is longer than the head: look at its top-level keys as bytes.
+    first = head.split(b"\n", 1)[0]
+    return bool(first.startswith(b"{") and _SESSION_KEY.search(first) and _TYPE_KEY.search(first))
 
 
 def _head_records(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
@@ -68,6 +76,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     by_id: dict[str, Step] = {}
     calls: dict[str, dict[str, Any]] = {}
     usage_by_msg: dict[str, Usage | None] = {}
+    charged: set[str] = set()  # messages whose usage is already on a step
     for lineno, rec in records:
         if cwd is None and isinstance(rec.get("cwd"), str):
             cwd = rec["cwd"]
@@ -78,8 +87,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
         if rec.get("type") == "assistant":
             model = model or (msg.get("model") if isinstance(msg.get("model"), str) else None)
             mid = msg.get("id") if isinstance(msg.get("id"), str) else f"line{lineno}"
-            first_seen = mid not in usage_by_msg
-            if first_seen:
+            if mid not in usage_by_msg:
                 usage_by_msg[mid] = _usage(msg.get("usage"))
             for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict) or block.get("type") != "tool_use":
@@ -91,9 +99,9 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
                                        line=lineno, field="message.content.tool_use")
                 inp = block.get("input") if isinstance(block.get("input"), dict) else {}
                 step = Step(index=len(steps), tool=name, action=_action(name, inp))
-                if first_seen:
+                if mid not in charged:
                     step.usage = usage_by_msg[mid]
-                    first_seen = False
+                    charged.add(mid)
                 steps.append(step)
                 by_id[tid] = step
                 calls[tid] = inp
@@ -155,8 +163,6 @@ def _observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: st
     elif name == "Grep":
         step.views = _grep_views(inp, text, cwd)
     elif name == "Bash":
-        from ..shell import read_shell
-
         reading = read_shell(_str(inp.get("command")) or "", text, cwd=cwd)
         step.views = [View(_rel(v.file, cwd) or v.file, v.start_line, v.end_line, v.post_edit)
                       for v in reading.views]

@@ -25,15 +25,18 @@ from typing import Any
 
 from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage, View
+from ..shell import read_shell
 from . import ReadOptions
 
 FORMAT = "codex"
 PRIORITY = 30
 
-_WRAPPED = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-_ITEMS = {"message", "function_call", "function_call_output", "reasoning", "local_shell_call",
-          "custom_tool_call", "custom_tool_call_output"}
-_SHELL_NAMES = {"shell", "container.exec", "exec_command", "shell_command", "local_shell"}
+_WRAPPED = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+_ITEMS = ("message", "function_call", "function_call_output", "reasoning", "local_shell_call",
+          "custom_tool_call", "custom_tool_call_output")
+_WRAPPED_HEAD = re.compile(
+    rb'\{"timestamp":\s*"[^"]*",\s*"type":\s*"(session_meta|response_item|event_msg|turn_context)"')
+_SHELL_NAMES = ("shell", "container.exec", "exec_command", "shell_command", "local_shell")
 _PATCH_FILE = re.compile(
     r"^\*\*\* (?:Update|Add|Delete) File:\s*(.+?)\s*$|^\*\*\* Move to:\s*(.+?)\s*$", re.M)
 _EXIT = re.compile(r"(?:Exit code|Process exited with code):?\s*(-?\d+)")
@@ -50,8 +53,8 @@ def detect(path: Path, head: bytes) -> bool:
             continue
         if isinstance(obj, dict):
             objs.append(obj)
-    if not objs:
-        return False
+    if not objs:  # the first record is longer than the head
+        return bool(_WRAPPED_HEAD.match(head))
     first = objs[0]
     if first.get("type") in _WRAPPED and isinstance(first.get("payload"), dict):
         return True
@@ -65,11 +68,11 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     cwd: str | None = None
     model: str | None = None
     steps: list[Step] = []
-    pending: dict[str, tuple[Step, str | None]] = {}
+    pending: dict[str, tuple[Step, str | None, str | None]] = {}
     since_usage: list[Step] = []
     per_call: list[Usage | None] = []
     total: Usage | None = None
-    for lineno, kind, p in items:
+    for _lineno, kind, p in items:
         if kind in ("session_meta", "turn_context", "header"):
             cwd = _str(p.get("cwd")) or cwd
             model = _str(p.get("model")) or model
@@ -77,6 +80,8 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
         if kind == "event_msg":
             if p.get("type") == "token_count":
                 last, tot = _token_usage(p)
+                if tot is not None and tot == total:
+                    continue  # the same count re-emitted: no new model call
                 per_call.append(last)
                 total = tot or total
                 if since_usage and last is not None:
@@ -87,18 +92,18 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
             continue
         t = p.get("type")
         if t in ("function_call", "custom_tool_call", "local_shell_call"):
-            step, cmd = _call(p, len(steps), path, lineno)
+            step, cmd, workdir = _call(p, len(steps))
             steps.append(step)
             since_usage.append(step)
             cid = _str(p.get("call_id")) or _str(p.get("id"))
             if cid:
-                pending[cid] = (step, cmd)
+                pending[cid] = (step, cmd, workdir)
         elif t in ("function_call_output", "custom_tool_call_output"):
             cid = _str(p.get("call_id"))
             if cid and cid in pending:
-                step, cmd = pending.pop(cid)
+                step, cmd, workdir = pending.pop(cid)
                 if cmd is not None:
-                    _observe(step, cmd, p.get("output"), cwd)
+                    _observe(step, cmd, p.get("output"), workdir or cwd, cwd or workdir)
     if not items:
         raise AdapterError("empty rollout", path=str(path))
     usage = total or Usage.total(per_call)
@@ -142,20 +147,20 @@ def _items(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
     return out
 
 
-def _call(p: dict[str, Any], index: int, path: Path, lineno: int) -> tuple[Step, str | None]:
-    """The step for a tool call, and the shell script to read its output with (or None)."""
+def _call(p: dict[str, Any], index: int) -> tuple[Step, str | None, str | None]:
+    """The step for a tool call, the shell script to read its output with, and its workdir."""
     t = p.get("type")
     if t == "local_shell_call":
         action = p.get("action") if isinstance(p.get("action"), dict) else {}
         argv = action.get("command")
-        return _shell_step("local_shell", argv, index)
+        return (*_shell_step("local_shell", argv, index), _str(action.get("working_directory")))
     name = _str(p.get("name")) or "?"
     if t == "custom_tool_call":
         body = p.get("input") if isinstance(p.get("input"), str) else ""
         step = Step(index=index, tool=name, action=body)
         if name == "apply_patch":
             step.edits = _patch_files(body)
-        return step, None
+        return step, None, None
     raw = p.get("arguments")
     args: Any = raw
     if isinstance(raw, str):
@@ -167,15 +172,15 @@ def _call(p: dict[str, Any], index: int, path: Path, lineno: int) -> tuple[Step,
         args = {}
     if name in _SHELL_NAMES:
         cmd = args.get("command", args.get("cmd"))
-        return _shell_step(name, cmd, index)
+        return (*_shell_step(name, cmd, index), _str(args.get("workdir")))
     if name == "apply_patch":
         body = _str(args.get("input")) or _str(args.get("patch")) or ""
-        return Step(index=index, tool=name, action=body, edits=_patch_files(body)), None
+        return Step(index=index, tool=name, action=body, edits=_patch_files(body)), None, None
     try:
         shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
         shown = ""
-    return Step(index=index, tool=name, action=f"{name} {shown}".strip()), None
+    return Step(index=index, tool=name, action=f"{name} {shown}".strip()), None, None
 
 
 def _shell_step(tool: str, cmd: Any, index: int) -> tuple[Step, str | None]:
@@ -201,11 +206,12 @@ def _script(cmd: Any) -> str | None:
     return shlex.join(cmd)
 
 
-def _observe(step: Step, script: str, output: Any, cwd: str | None) -> None:
+def _observe(step: Step, script: str, output: Any, workdir: str | None, cwd: str | None
+             ) -> None:
+    """Views and edits of a shell call run in ``workdir``, made relative to ``cwd`` (the
+    session's, else the call's own workdir)."""
     text, code = _output(output)
-    from ..shell import read_shell
-
-    reading = read_shell(script, text, cwd=cwd, returncode=code)
+    reading = read_shell(script, text, cwd=workdir, returncode=code)
     step.views = [View(_rel(v.file, cwd), v.start_line, v.end_line, v.post_edit)
                   for v in reading.views]
     step.edits = list(dict.fromkeys([*step.edits, *(_rel(e, cwd) for e in reading.edits)]))

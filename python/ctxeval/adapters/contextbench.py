@@ -21,6 +21,7 @@ from ..model import Step, SymbolRef, Trajectory, View
 from . import ReadOptions
 
 PRESET = "contextbench"
+LFS_POINTER = "version https://git-lfs.github.com/spec/v1"
 
 
 def is_contextbench(options: ReadOptions) -> bool:
@@ -135,16 +136,26 @@ def read_text(path: Path, *, errors: str = "strict") -> str:
     except UnicodeDecodeError as exc:
         raise AdapterError(f"not UTF-8 ({exc.reason} at byte {exc.start})",
                            path=str(path)) from exc
+    if text.split("\n", 1)[0].strip() == LFS_POINTER:
+        raise AdapterError("this is a Git LFS pointer, not the trajectory (run `git lfs pull`); "
+                           "the reference loads no prediction from it", path=str(path))
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_json(text: str, *, path: Path, line: int | None = None) -> Any:
+    """``json.loads`` with failures (also absurd nesting) as AdapterError naming the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path),
+                           line=line if line is not None else exc.lineno) from exc
+    except RecursionError as exc:
+        raise AdapterError("invalid JSON: nested too deeply", path=str(path), line=line) from exc
 
 
 def load_json(path: Path) -> Any:
     """One JSON document, or AdapterError naming the line."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
+    return parse_json(read_text(path), path=path)
 
 
 # --- SWE-agent ``patch_context`` text (``File:`` / ``Lines: a-b``) -------------------------------

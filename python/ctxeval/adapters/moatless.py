@@ -42,7 +42,7 @@ _CAT_HEAD = re.compile(r"Here's the result of running `cat -n` on (?:a snippet o
 _NUMBERED = re.compile(r"^\s*(\d+)\t")
 _GAP = re.compile(r"^\s*#\s*\.\.\.\s*$")
 _PATH = re.compile(r"^[\w./@+-][^\s`]*$")
-_EDIT_COMMANDS = {"str_replace", "create", "insert", "undo_edit", "append"}
+_EDIT_COMMANDS = ("str_replace", "create", "insert", "undo_edit", "append")
 
 
 def detect(path: Path, head: bytes) -> bool:

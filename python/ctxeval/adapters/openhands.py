@@ -20,12 +20,13 @@ from typing import Any
 from ..errors import AdapterError, Problem
 from ..model import Step, Trajectory, Usage
 from . import ReadOptions
+from .openhands_completions import clean_bash_output
 from .swe_agent import EditTracker, apply_shell, catn_blocks, hunks_from_diff
 
 FORMAT = "openhands"
 PRIORITY = 40
 
-_NOT_STEPS = {"system", "recall", "message", "change_agent_state", "null", None}
+_NOT_STEPS = {"system", "recall", "message", "change_agent_state", "null"}
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -91,7 +92,7 @@ def _read_step(step: Step, tr: EditTracker, args: dict[str, Any], obs: dict[str,
 
 
 def _step_usage(action: dict[str, Any], prev: dict[str, int]) -> Usage | None:
-    """Per-step tokens: the growth of ``llm_metrics.accumulated_token_usage`` since the last step."""
+    """Per-step tokens: growth of ``llm_metrics.accumulated_token_usage`` since the last step."""
     lm = action.get("llm_metrics")
     acc = lm.get("accumulated_token_usage") if isinstance(lm, dict) else None
     if not isinstance(acc, dict):
@@ -125,6 +126,11 @@ def _usage(metrics: Any) -> Usage | None:
     return None if u.is_empty() else u
 
 
+def _ref(value: Any) -> int | str | None:
+    """An event id or cause usable as a key (ints and strings only; anything else is no id)."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
 def _pairs(history: list[Any]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     """Actions with their observations, in order; an ``error`` observation that answers no
     action stands alone (as ``(error, None)``). Old histories are lists of [action, obs] pairs."""
@@ -138,15 +144,17 @@ def _pairs(history: list[Any]) -> list[tuple[dict[str, Any], dict[str, Any] | No
             out.append((item[0], obs))
     if out:
         return out
-    by_cause: dict[Any, dict[str, Any]] = {}
+    by_cause: dict[int | str, dict[str, Any]] = {}
     for e in events:
-        if "observation" in e and e.get("cause") is not None:
-            by_cause.setdefault(e["cause"], e)
-    action_ids = {e.get("id") for e in events if "action" in e}
+        cause = _ref(e.get("cause"))
+        if "observation" in e and cause is not None:
+            by_cause.setdefault(cause, e)
+    action_ids = {_ref(e.get("id")) for e in events if "action" in e} - {None}
     for e in events:
         if "action" in e:
-            out.append((e, by_cause.get(e.get("id"))))
-        elif e.get("observation") == "error" and e.get("cause") not in action_ids:
+            ref = _ref(e.get("id"))
+            out.append((e, by_cause.get(ref) if ref is not None else None))
+        elif e.get("observation") == "error" and _ref(e.get("cause")) not in action_ids:
             out.append((e, None))
     return out
 
@@ -173,7 +181,8 @@ def trajectory_from_record(rec: dict[str, Any], where: str, line: int,
             steps.append(Step(index=len(steps), tool="error", action=_content(e)[:200]))
             continue
         kind = e.get("action")
-        if kind in _NOT_STEPS or e.get("source") not in ("agent", None):
+        if not isinstance(kind, str) or kind in _NOT_STEPS \
+                or e.get("source") not in ("agent", None):
             continue
         args = e.get("args") if isinstance(e.get("args"), dict) else {}
         step = Step(index=len(steps), tool=str(kind), usage=_step_usage(e, tokens))
@@ -184,7 +193,8 @@ def trajectory_from_record(rec: dict[str, Any], where: str, line: int,
             wd = md.get("working_dir") if isinstance(md.get("working_dir"), str) else None
             rc = md.get("exit_code") if isinstance(md.get("exit_code"), int) else None
             if command.strip() and obs is not None:
-                apply_shell(step, tr, command, _content(obs), cwd or wd, rc)
+                out, rc2, _ = clean_bash_output(command, _content(obs))
+                apply_shell(step, tr, command, out, cwd or wd, rc if rc is not None else rc2)
             cwd = wd or cwd
         elif kind == "read":
             step.action = f"read {args.get('path', '')}".strip()

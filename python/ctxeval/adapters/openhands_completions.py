@@ -49,9 +49,9 @@ def _looks_like_completion(p: Path) -> bool:
 def _instance_dirs(path: Path) -> list[Path]:
     files = _completion_files(path)
     if files:
-        return [path] if _looks_like_completion(files[-1]) else []
+        return [path] if _looks_like_completion(files[0]) else []
     return [d for d in sorted(path.iterdir()) if d.is_dir() and _completion_files(d)
-            and _looks_like_completion(_completion_files(d)[-1])]
+            and _looks_like_completion(_completion_files(d)[0])]
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -210,7 +210,7 @@ def patch_from_log(text: str, instance_id: str | None) -> tuple[str | None, str 
             in_hunk = False
         elif in_hunk and line == "":
             lines[i] = " "
-    return iid, "\n".join(lines).rstrip(" ") + ("\n" if not body.endswith("\n") else "")
+    return iid, "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _read_dir(d: Path, options: ReadOptions) -> Trajectory:

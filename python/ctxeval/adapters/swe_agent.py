@@ -1,8 +1,9 @@
 """SWE-agent ``.traj`` files, 0.x (windowed editor) and 1.x (``str_replace_editor``, tool bundles).
 
-What a step displayed is read from its observation, never guessed from the command: the windowed
-editor prints ``[File: <path> (N lines total)]`` followed by ``N:code`` lines, ``str_replace_editor``
-prints ``cat -n`` style ``   N<TAB>code`` lines, and both are taken line number by line number.
+What a step displayed is read from its observation, never guessed from the command: the
+windowed editor prints ``[File: <path> (N lines total)]`` followed by ``N:code`` lines,
+``str_replace_editor`` prints ``cat -n`` style ``   N<TAB>code`` lines, and both are taken line
+number by line number.
 Shell commands go through :func:`ctxeval.shell.read_shell`.
 
 Edits move line numbers. Where the edit's shape is known exactly (0.x ``edit a:b`` checked against
@@ -534,7 +535,9 @@ def _read_step(index: int, entry: Any, ctx: _Ctx, cwd: str | None, where: str) -
         step.tool = first
         _window_step(step, ctx, first, text, obs, cwd)
     else:
-        command = text[len("bash"):].strip() if first == "bash" else text
+        # ContextBench's SWE-agent names the tool ("bash ls -la"); ``bash -c ...`` is a command.
+        rest = text[len("bash"):].strip() if first == "bash" else ""
+        command = rest if rest and not rest.startswith("-") else text
         step.tool = "bash"
         apply_shell(step, ctx.tracker, command, obs, cwd)
     return step

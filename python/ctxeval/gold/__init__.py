@@ -73,7 +73,12 @@ def load_gold(paths: Sequence[str | Path]) -> GoldSet:
             if not files:
                 raise GoldError("directory holds no annot.json or gold.json file", path=label)
             digest = _dir_sha256(path, files)
-            records = [rec for f in files for rec in _file_records(f, str(f), out.problems)]
+            records = []
+            for f in files:
+                try:  # one broken file of a tree costs only itself
+                    records += list(_file_records(f, str(f), out.problems))
+                except GoldError as exc:
+                    out.problems.append(exc.to_problem())
         elif path.is_file():
             digest = _file_sha256(path, label)
             records = list(_file_records(path, label, out.problems))

@@ -53,8 +53,10 @@ def parse_items(items: Iterable[Any], ctx: RowCtx, fld: str,
     """Views (and snippet texts) from ``{file, start_line, end_line[, content]}`` items.
 
     An item without a file or a line, or with a line below 1, is dropped and reported; a
-    reversed range is swapped with a warning. ``norm_path`` maps the annotated path to a
-    repository-relative one (it may report, or return None to drop the item).
+    reversed range is swapped with a warning. Both lines explicitly null is a file-level item
+    (what :meth:`GoldInstance.to_json` writes for a file a gold patch creates). ``norm_path``
+    maps the annotated path to a repository-relative one (it may report, or return None to drop
+    the item).
     """
     views: list[View] = []
     texts: list[str] = []
@@ -71,6 +73,10 @@ def parse_items(items: Iterable[Any], ctx: RowCtx, fld: str,
             f = norm_path(f, ctx, f"{where}.file")
             if not f:
                 continue
+        if "start_line" in item and "end_line" in item and item["start_line"] is None \
+                and item["end_line"] is None:
+            views.append(View(f, None, None))  # explicitly file-level (a created file)
+            continue
         bounds: list[int] = []
         for key in ("start_line", "end_line"):
             raw = item.get(key)

@@ -1,0 +1,365 @@
+"""The ``ctxeval`` command.
+
+Each subcommand is a thin shell over a Python function of the package: argument parsing, human
+messages and exit codes live here, nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+_EPILOG = """\
+examples:
+  ctxeval evaluate --gold gold.jsonl --pred trajs/ --repos repos/ --out results.jsonl
+  ctxeval evaluate --gold gold.parquet --run agentA=runs/a --run agentB=runs/b \\
+      --repos repos/ --out results.jsonl --preset contextbench
+  ctxeval report results.jsonl
+  ctxeval convert run/*.traj.json --out trajs.jsonl
+  ctxeval inspect trajs.jsonl --instance django__django-11099
+  ctxeval symbols src/module.py --json
+
+Run 'ctxeval COMMAND --help' for the options of a command.
+"""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+
+def _err(msg: str) -> None:
+    print(f"ctxeval: {msg}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------ evaluate
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from .errors import CtxevalError
+    from .evaluate import RunSpec, evaluate
+
+    runs: list[RunSpec] = []
+    for spec in args.run or []:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            _err(f"--run takes NAME=PATH, got {spec!r}")
+            return EXIT_USAGE
+        for r in runs:
+            if r.name == name:
+                r.inputs.append(path)
+                break
+        else:
+            runs.append(RunSpec(name, [path]))
+    for p in args.pred or []:
+        runs.append(RunSpec(Path(p.rstrip("/")).name or p, [p]))
+    if not runs:
+        _err("evaluate needs --pred PATH or --run NAME=PATH")
+        return EXIT_USAGE
+    if args.jobs < 1:
+        _err("-j/--jobs must be at least 1")
+        return EXIT_USAGE
+    out = None if args.out == "-" else args.out
+    try:
+        summary = evaluate(gold=args.gold, runs=runs, repos=args.repos, out=out,
+                           preset=args.preset, final_policy=args.final, all_gold=args.all_gold,
+                           jobs=args.jobs, fetch=args.fetch, resume=args.resume, fmt=args.format,
+                           progress=not args.quiet)
+    except CtxevalError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    except OSError as exc:
+        _err(f"cannot write output: {exc.strerror}: {exc.filename}")
+        return EXIT_FAILED
+    if not args.quiet:
+        for line in summary.lines():
+            print(line, file=sys.stderr)
+    return EXIT_OK
+
+
+def _add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "evaluate", formatter_class=_Formatter,
+        help="score agent runs against gold context",
+        description="Score agent runs against gold context: which files, definitions, lines "
+                    "and bytes each agent looked at, per step and at the end, and whether it "
+                    "edited the right places. Writes one JSON row per (run, instance), in input "
+                    "order, and <out>.meta.json beside it.",
+        epilog="Predictions are files, directories (walked, following links) or globs in any "
+               "supported agent format, detected per file (see 'ctxeval convert --help'), or "
+               "neutral JSONL. Repositories are looked up under --repos as <instance_id>/, "
+               "<owner>__<name>@<commit>/ (snapshots), or <owner>__<name>, <owner>/<name>, "
+               "<name> (git repositories read at the base commit without checkout).\n\n"
+               "Exit status: 0 when every input was processed (error rows included), 1 when "
+               "nothing could be evaluated, 2 for a usage error.")
+    p.add_argument("--gold", action="append", required=True, metavar="G",
+                   help="gold file or directory (neutral JSONL, ContextBench parquet/JSON/"
+                        "annot.json, SWE-bench records); repeatable")
+    p.add_argument("--pred", action="append", metavar="P",
+                   help="one run's trajectories (file, directory or glob); repeatable, each "
+                        "a run named after the path")
+    p.add_argument("--run", action="append", metavar="NAME=PATH",
+                   help="a named run; repeat a NAME to give it several paths")
+    p.add_argument("--repos", metavar="DIR", help="directory of repositories or snapshots")
+    p.add_argument("--fetch", action="store_true",
+                   help="clone missing repositories (blobless) into --repos")
+    p.add_argument("--out", default="-", metavar="FILE",
+                   help="results JSONL (default: standard output)")
+    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
+                   help="strict (default): ctxeval's conventions; contextbench: reproduce the "
+                        "published ContextBench evaluator number for number")
+    p.add_argument("--final", choices=("declared", "union", "last"), default="declared",
+                   help="final context: the declared one where there is one, else the union "
+                        "of views (declared, default); always the union; the last step")
+    p.add_argument("--format", metavar="F", help="force one input format (no detection)")
+    p.add_argument("--all-gold", action="store_true",
+                   help="write an agent_failure row for every gold instance a run lacks")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="worker threads for the metric engine (default 1)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the rows already in --out and evaluate only the rest")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    p.set_defaults(func=_cmd_evaluate)
+
+
+# ------------------------------------------------------------------------------ convert / inspect
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from .adapters import ReadOptions
+    from .adapters.neutral import dumps
+    from .inputs import read_inputs
+
+    opts = ReadOptions(preset=args.preset, instance_id=args.instance_id, run=args.run)
+    out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")  # noqa: SIM115
+    n = bad = 0
+    try:
+        for res in read_inputs(args.inputs, fmt=args.format, options=opts):
+            if res.problem is not None:
+                bad += 1
+                _err(str(res.problem))
+                continue
+            for traj in res.trajectories:
+                out.write(dumps(traj))
+                n += 1
+    finally:
+        if out is not sys.stdout.buffer:
+            out.close()
+    print(f"converted {n} trajectories" + (f"; {bad} inputs unreadable" if bad else ""),
+          file=sys.stderr)
+    return EXIT_OK if n or not bad else EXIT_FAILED
+
+
+def _add_convert(sub: argparse._SubParsersAction) -> None:
+    from .adapters import formats
+
+    p = sub.add_parser(
+        "convert", formatter_class=_Formatter,
+        help="convert agent outputs to the neutral trajectory format",
+        description="Read agent outputs in their own formats and write neutral trajectory "
+                    "JSONL (ctxeval-trajectory/1), one line per (run, instance).",
+        epilog="Formats (detected per file or directory): " + ", ".join(formats()))
+    p.add_argument("inputs", nargs="+", help="files, directories or globs")
+    p.add_argument("--out", default="-", help="output JSONL (default: standard output)")
+    p.add_argument("--format", metavar="F", help="force one input format")
+    p.add_argument("--instance-id", metavar="ID",
+                   help="instance id where the files do not carry one")
+    p.add_argument("--run", metavar="NAME", help="run name to record")
+    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
+                   help="read as ctxeval does (strict) or as the ContextBench evaluator does")
+    p.set_defaults(func=_cmd_convert)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from .adapters import ReadOptions
+    from .inputs import read_inputs
+
+    shown = 0
+    for res in read_inputs([args.traj], fmt=args.format,
+                           options=ReadOptions(preset=args.preset)):
+        if res.problem is not None:
+            _err(str(res.problem))
+            return EXIT_FAILED
+        for t in res.trajectories:
+            if args.instance and t.instance_id != args.instance:
+                continue
+            shown += 1
+            print(f"== {t.instance_id}  run={t.run or '-'}  agent={t.agent or '-'}  "
+                  f"model={t.model or '-'}  steps={len(t.steps)}  ({res.fmt})")
+            for s in t.steps:
+                action = " ".join(s.action.split())
+                if len(action) > 100:
+                    action = action[:97] + "..."
+                print(f"  [{s.index}] {s.tool or '-'}: {action}")
+                for v in s.views:
+                    rng = "file only" if v.file_only else \
+                        f"{v.start_line}-{'end' if v.end_line is None else v.end_line}"
+                    mark = " (post-edit)" if v.post_edit else ""
+                    print(f"      view {v.file}:{rng}{mark}")
+                for sym in s.symbols:
+                    print(f"      symbol {sym.file}:{sym.name}")
+                for e in s.edits:
+                    print(f"      edit {e}")
+            if t.final_context is not None:
+                print("  final context (declared):")
+                for v in t.final_context:
+                    print(f"      {v.file}:{v.start_line}-{v.end_line}")
+            if t.model_patch:
+                print(f"  model patch: {len(t.model_patch.splitlines())} lines")
+    if not shown:
+        _err("no trajectory matched" + (f" instance {args.instance!r}" if args.instance else ""))
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _add_inspect(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("inspect", formatter_class=_Formatter,
+                       help="show a trajectory's steps and what each displayed",
+                       description="Show the steps of a trajectory (any supported format) with "
+                                   "the views, symbol views and edits read from each.")
+    p.add_argument("traj", help="trajectory file or directory")
+    p.add_argument("--instance", metavar="ID", help="only this instance")
+    p.add_argument("--format", metavar="F", help="force one input format")
+    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict")
+    p.set_defaults(func=_cmd_inspect)
+
+
+# ------------------------------------------------------------------------------ symbols
+
+
+def _cmd_symbols(args: argparse.Namespace) -> int:
+    import orjson
+
+    from .symbols import extract, format_symbols, language_for_path, symbols_json
+
+    try:
+        data = Path(args.file).read_bytes()
+    except OSError as exc:
+        _err(f"{args.file}: {exc.strerror}")
+        return EXIT_FAILED
+    lang = args.lang or language_for_path(args.file)
+    defs = extract(data, args.file, preset=args.preset, lang=args.lang)
+    if defs is None:
+        _err(f"{args.file}: no symbols: "
+             + ("unknown language (use --lang)" if lang is None else f"cannot parse as {lang}"))
+        return EXIT_FAILED
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(symbols_json(defs)) + b"\n")
+    else:
+        print(format_symbols(defs))
+    return EXIT_OK
+
+
+def _add_symbols(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("symbols", formatter_class=_Formatter,
+                       help="list the definitions tree-sitter finds in a file",
+                       description="List the definitions (the units of the symbol "
+                                   "granularity) that ctxeval finds in a source file.")
+    p.add_argument("file")
+    p.add_argument("--lang", help="language, when the extension does not say")
+    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
+                   help="which definition kinds count")
+    p.add_argument("--json", action="store_true", help="one JSON array of objects")
+    p.set_defaults(func=_cmd_symbols)
+
+
+# ------------------------------------------------------------------------------ report / compare
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .errors import CtxevalError
+    from .report import render_report
+
+    try:
+        text = render_report(args.results, fmt=args.format, micro=args.micro)
+    except CtxevalError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", formatter_class=_Formatter,
+                       help="summarise result rows per run",
+                       description="Summarise result rows per run in the ContextBench "
+                                   "leaderboard layout: file/symbol/span/line coverage, "
+                                   "precision and F1, EditLoc, AUC-coverage and redundancy.")
+    p.add_argument("results", nargs="+", help="results JSONL written by 'ctxeval evaluate'")
+    p.add_argument("--format", choices=("table", "md", "json"), default="table")
+    p.add_argument("--micro", action="store_true",
+                   help="micro averages (Σ intersection / Σ size) instead of macro means")
+    p.add_argument("--out", help="write to a file instead of standard output")
+    p.set_defaults(func=_cmd_report)
+
+
+def _cmd_unfinished(args: argparse.Namespace) -> int:
+    _err(f"'{args.command}' is not implemented yet in ctxeval {__version__}")
+    return EXIT_FAILED
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", formatter_class=_Formatter,
+                       help="paired comparison of runs (not implemented yet)",
+                       description="Paired comparison of runs on shared instances: bootstrap "
+                                   "intervals, randomization tests, Holm-Bonferroni. Not "
+                                   "implemented yet: exits with status 1.")
+    p.add_argument("results", nargs="*")
+    p.add_argument("--baseline")
+    p.set_defaults(func=_cmd_unfinished)
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxeval", formatter_class=_Formatter,
+        description="Score how coding agents find context: which files, definitions, lines "
+                    "and bytes an agent looked at compared with what it needed, how fast it "
+                    "got there and what it re-read.",
+        epilog=_EPILOG)
+    parser.add_argument("--version", action="version", version=f"ctxeval {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_evaluate(sub)
+    _add_report(sub)
+    _add_compare(sub)
+    _add_convert(sub)
+    _add_inspect(sub)
+    _add_symbols(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        # Output piped into a program that stopped reading (e.g. head): not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""``ctxeval evaluate``: gold + agent runs + repositories → result rows.
+
+The flow is one direction: inputs are read (gold loaders, adapters), each (run, instance) is
+prepared against its repository at the base commit (:mod:`ctxeval.prepare`), batches go to the
+native engine with the GIL released, and rows stream to the output in input order. One bad
+instance becomes a row with its reason; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from . import _core
+from .adapters import ReadOptions
+from .errors import GoldError, Problem, RepoError
+from .gold import GoldSet, load_gold
+from .inputs import ReadResult, guess_instance_id, read_inputs
+from .model import GoldInstance, Trajectory, Usage
+from .prepare import FinalPolicy, Notes, Preparer
+from .repo import RepoCache
+from .results import RowWriter, error_row, read_rows, write_meta
+from .symbols import SymbolExtractor, grammar_versions
+
+BATCH = 64
+
+
+@dataclass(slots=True)
+class RunSpec:
+    """One named run: the inputs holding its trajectories."""
+
+    name: str
+    inputs: list[str]
+
+
+@dataclass(slots=True)
+class Summary:
+    """What an evaluation did, for the closing report and the exit status."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    errors: list[Problem] = field(default_factory=list)
+    unreadable: list[Problem] = field(default_factory=list)
+    without_gold: list[str] = field(default_factory=list)
+    uncovered: dict[str, int] = field(default_factory=dict)
+    gold_problems: list[Problem] = field(default_factory=list)
+    skipped_resume: int = 0
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        r = self.rows
+        out = [f"rows: {r.get('ok', 0)} ok, {r.get('agent_failure', 0)} agent failures, "
+               f"{r.get('error', 0)} evaluator errors"
+               + (f", {self.skipped_resume} kept from --resume" if self.skipped_resume else "")
+               + f" ({self.seconds:.1f}s)"]
+        by_kind: dict[str, int] = {}
+        for p in self.errors:
+            by_kind[p.kind] = by_kind.get(p.kind, 0) + 1
+        for kind, n in sorted(by_kind.items()):
+            out.append(f"  evaluator errors [{kind}]: {n}")
+        for p in self.errors[:5]:
+            out.append(f"    {p}")
+        if self.unreadable:
+            out.append(f"unreadable inputs: {len(self.unreadable)}")
+            out.extend(f"  {p}" for p in self.unreadable[:10])
+        if self.without_gold:
+            out.append(f"trajectories without a gold row: {len(self.without_gold)}")
+        for run, n in self.uncovered.items():
+            if n:
+                out.append(f"gold instances run {run!r} has no trajectory for: {n}")
+        if self.gold_problems:
+            out.append(f"gold problems (items dropped or changed): {len(self.gold_problems)}")
+            out.extend(f"  {p}" for p in self.gold_problems[:5])
+        return out
+
+
+class _Progress:
+    """A one-line progress indicator on a terminal; silent otherwise."""
+
+    def __init__(self, stream: IO[str], enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled and stream.isatty()
+        self.start = time.monotonic()
+        self.n = 0
+        self.last = 0.0
+
+    def tick(self, run: str, total: int | None = None) -> None:
+        self.n += 1
+        now = time.monotonic()
+        if not self.enabled or now - self.last < 0.2:
+            return
+        self.last = now
+        rate = self.n / max(now - self.start, 1e-9)
+        eta = ""
+        if total:
+            eta = f" ETA {max(total - self.n, 0) / rate:.0f}s"
+        self.stream.write(f"\r{run}: {self.n}{'/' + str(total) if total else ''} "
+                          f"instances, {rate:.1f}/s{eta}   ")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 70 + "\r")
+            self.stream.flush()
+
+
+def _usage(traj: Trajectory) -> Usage | None:
+    return traj.usage or Usage.total([s.usage for s in traj.steps])
+
+
+def _row(gold: GoldInstance, traj: Trajectory | None, run: str, preset: str, final_policy: str,
+         notes: Notes, metrics: dict[str, Any], status: str, pred_file: str | None,
+         reason: str | None = None) -> dict[str, Any]:
+    traj_metrics = metrics["trajectory"]
+    row: dict[str, Any] = {
+        "instance_id": traj.instance_id if traj is not None else gold.instance_id,
+        "run": run,
+        "preset": preset,
+        "final_policy": final_policy,
+        "final_source": notes.final_source,
+        "gold_kind": gold.gold_kind,
+        "gold_missing_files": notes.gold_missing_files,
+        "status": status,
+    }
+    if reason:
+        row["reason"] = reason
+    row.update({
+        "language": gold.language,
+        "source": gold.source,
+        "repo": gold.repo,
+        "num_steps": metrics["num_steps"],
+        "final": metrics["final"],
+        "trajectory": traj_metrics,
+        "editloc": metrics["editloc"],
+    })
+    if metrics["editloc"] is None:
+        row["editloc_reason"] = "no gold patch" if not gold.patch else "gold patch unreadable"
+    usage = _usage(traj) if traj is not None else None
+    row["usage"] = None if usage is None else usage.to_json()
+    row["resolved"] = traj.resolved if traj is not None else None
+    row["unresolved_paths"] = sorted(set(notes.unresolved_paths))
+    row["unresolved_symbols"] = sorted(set(notes.unresolved_symbols))
+    if notes.warnings:
+        row["warnings"] = notes.warnings
+    if pred_file is not None:
+        row["pred_file"] = pred_file
+    if traj is not None and gold.instance_id != traj.instance_id:
+        row["gold_instance_id"] = gold.instance_id
+    return row
+
+
+@dataclass(slots=True)
+class _Pending:
+    gold: GoldInstance
+    traj: Trajectory | None
+    notes: Notes
+    inst: dict[str, Any]
+    status: str
+    pred_file: str | None
+    reason: str | None = None
+
+
+class Evaluator:
+    """Evaluates runs against one gold set; usable from Python as well as from the CLI."""
+
+    def __init__(self, gold: GoldSet, repos: RepoCache, *, preset: str = "strict",
+                 final_policy: FinalPolicy = "declared", all_gold: bool = False,
+                 jobs: int = 1, symbols: SymbolExtractor | None = None) -> None:
+        self.gold = gold
+        self.repos = repos
+        self.preset = preset
+        self.final_policy = final_policy
+        self.all_gold = all_gold
+        self.jobs = jobs
+        self.symbols = symbols or SymbolExtractor()
+        self.preparer = Preparer(self.symbols, preset, final_policy)
+
+    def _score(self, batch: list[_Pending], run: str) -> Iterator[dict[str, Any]]:
+        results = _core.evaluate_batch([p.inst for p in batch], self.preset, self.jobs)
+        for p, metrics in zip(batch, results, strict=True):
+            yield _row(p.gold, p.traj, run, self.preset, self.final_policy, p.notes, metrics,
+                       p.status, p.pred_file, p.reason)
+
+    def _prepare(self, gold: GoldInstance, traj: Trajectory | None, run: str, status: str,
+                 pred_file: str | None, reason: str | None = None
+                 ) -> _Pending | dict[str, Any]:
+        iid = traj.instance_id if traj is not None else gold.instance_id
+        try:
+            snap = self.repos.open(instance_id=gold.instance_id, repo=gold.repo,
+                                   commit=gold.base_commit)
+        except RepoError as exc:
+            return error_row(iid, run, exc.kind, exc.message, pred_file=pred_file)
+        try:
+            inst, notes = self.preparer.prepare(gold, traj, snap)
+        except (OSError, RepoError) as exc:
+            return error_row(iid, run, "repo_read_failed", str(exc), pred_file=pred_file)
+        return _Pending(gold, traj, notes, inst, status, pred_file, reason)
+
+    def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
+            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None
+            ) -> Iterator[dict[str, Any]]:
+        """Rows of one run, in input order."""
+        covered: set[str] = set()
+        batch: list[_Pending] = []
+        options = ReadOptions(preset=self.preset, run=spec.name)
+
+        def flush() -> Iterator[dict[str, Any]]:
+            if batch:
+                yield from self._score(batch, spec.name)
+                batch.clear()
+
+        def handle(item: _Pending | dict[str, Any]) -> Iterator[dict[str, Any]]:
+            if isinstance(item, dict):
+                yield from flush()
+                yield item
+            else:
+                batch.append(item)
+                if len(batch) >= BATCH:
+                    yield from flush()
+
+        for res in read_inputs(spec.inputs, fmt=fmt, options=options):
+            yield from self._rows_of_input(res, spec, summary, covered, skip, handle, progress)
+        if self.all_gold:
+            for g in self.gold.instances:
+                if g.instance_id in covered or (skip and (spec.name, g.instance_id) in skip):
+                    continue
+                covered.add(g.instance_id)
+                yield from handle(self._prepare(g, None, spec.name, "agent_failure", None,
+                                                "no trajectory for this instance"))
+        summary.uncovered[spec.name] = sum(1 for g in self.gold.instances
+                                           if g.instance_id not in covered)
+        yield from flush()
+
+    def _rows_of_input(self, res: ReadResult, spec: RunSpec, summary: Summary,
+                       covered: set[str], skip: set[tuple[str, str]] | None, handle,
+                       progress: _Progress | None) -> Iterator[dict[str, Any]]:
+        pred_file = str(res.path)
+        if res.problem is not None:
+            summary.unreadable.append(res.problem)
+            guess = guess_instance_id(res.path)
+            gold = self.gold.get(guess) if guess else None
+            if gold is not None and gold.instance_id not in covered:
+                covered.add(gold.instance_id)
+                yield from handle(self._prepare(gold, None, spec.name, "agent_failure",
+                                                pred_file, f"unreadable trajectory: "
+                                                f"{res.problem.message}"))
+            return
+        for traj in res.trajectories:
+            if skip and (spec.name, traj.instance_id) in skip:
+                summary.skipped_resume += 1
+                continue
+            gold = self.gold.get(traj.instance_id)
+            if progress is not None:
+                progress.tick(spec.name)
+            if gold is None:
+                summary.without_gold.append(traj.instance_id)
+                yield from handle(error_row(traj.instance_id, spec.name, "missing_gold",
+                                            "no gold row for this instance id",
+                                            pred_file=pred_file))
+                continue
+            covered.add(gold.instance_id)
+            yield from handle(self._prepare(gold, traj, spec.name, "ok", pred_file))
+
+
+def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
+             out: str | Path | None = None, preset: str = "strict",
+             final_policy: FinalPolicy = "declared", all_gold: bool = False, jobs: int = 1,
+             fetch: bool = False, resume: bool = False, fmt: str | None = None,
+             progress: bool = True, stream: IO[bytes] | None = None,
+             argv: list[str] | None = None) -> Summary:
+    """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
+
+    Raises :class:`GoldError` when no gold can be loaded at all, and ``OSError`` when the
+    output cannot be written: those are the conditions under which nothing can be evaluated.
+    """
+    t0 = time.monotonic()
+    gold_set = load_gold(list(gold))
+    if not gold_set.instances:
+        raise GoldError("no gold instance could be loaded"
+                        + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
+    summary = Summary(gold_problems=list(gold_set.problems))
+    skip: set[tuple[str, str]] = set()
+    out_path = Path(out) if out is not None else None
+    if resume and out_path is not None and out_path.exists():
+        skip = {(str(r.get("run")), str(r["instance_id"])) for r in read_rows(out_path)}
+    repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch)
+    evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
+                          all_gold=all_gold, jobs=jobs)
+    bar = _Progress(sys.stderr, progress)
+    fh: IO[bytes]
+    if stream is not None:
+        fh = stream
+    elif out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        fh = out_path.open("ab" if resume else "wb")
+    else:
+        fh = sys.stdout.buffer
+    writer = RowWriter(fh)
+    try:
+        for spec in runs:
+            for row in evaluator.run(spec, summary, fmt=fmt, skip=skip, progress=bar):
+                writer.write(row)
+            fh.flush()
+    finally:
+        bar.done()
+        repo_cache.close()
+        if fh is not stream and out_path is not None:
+            fh.close()
+    summary.rows = writer.counts
+    summary.errors = writer.errors
+    summary.seconds = time.monotonic() - t0
+    if out_path is not None:
+        write_meta(out_path, preset=preset, final_policy=final_policy,
+                   gold_sources=gold_set.sources, grammars=grammar_versions(), argv=argv,
+                   extra={"runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs],
+                          "symbol_stats": dict(evaluator.symbols.stats)})
+    return summary

@@ -1,0 +1,129 @@
+"""Finding and reading prediction inputs: files, directories and globs in any agent format.
+
+A directory that an adapter recognises as a whole (an AutoCodeRover task directory, an
+OpenHands ``llm_completions/<id>/`` directory) is one input; any other directory is walked,
+following symbolic links, in sorted path order. One unreadable input is reported and the rest go
+on.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import adapters
+from .adapters import ReadOptions
+from .errors import AdapterError, Problem
+from .model import Trajectory
+
+# Suffixes that agent files carry after the instance id.
+_ID_SUFFIXES = (".checkpoints.jsonl", ".patch_context.txt", ".context.json", ".traj.json",
+                "_traj.json", ".trajectory.json", ".traj", ".jsonl", ".json", ".log", ".txt")
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """What one input gave: trajectories, or the problem that stopped it."""
+
+    path: Path
+    trajectories: list[Trajectory] = field(default_factory=list)
+    problem: Problem | None = None
+    fmt: str | None = None
+
+
+def guess_instance_id(path: Path) -> str | None:
+    """The instance id a file or directory name suggests (for reporting unreadable inputs)."""
+    name = path.name
+    for suf in _ID_SUFFIXES:
+        if name.endswith(suf):
+            return name[: -len(suf)] or None
+    return name or None
+
+
+def expand(spec: str | Path) -> list[Path]:
+    """A path or a glob pattern → the paths it names, sorted; nothing → empty list."""
+    s = str(spec)
+    if any(ch in s for ch in "*?[") and not Path(s).exists():
+        return [Path(p) for p in sorted(glob.glob(s, recursive=True))]
+    p = Path(s)
+    return [p] if p.exists() or p.is_symlink() else []
+
+
+def _detect(path: Path, fmt: str | None):
+    if fmt:
+        return adapters.get(fmt)
+    return adapters.detect(path)
+
+
+def walk(path: Path, fmt: str | None = None, _seen: set[Path] | None = None
+         ) -> Iterator[tuple[Path, bool]]:
+    """Inputs under ``path`` in sorted order as ``(path, explicit)``; ``explicit`` is False for
+    files met while walking a directory (those are skipped silently when unrecognised)."""
+    seen = set() if _seen is None else _seen
+    try:
+        real = path.resolve()
+    except OSError:
+        real = path
+    if real in seen:
+        return
+    seen.add(real)
+    if not path.is_dir():
+        yield path, True
+        return
+    try:
+        _detect(path, fmt)
+        yield path, True
+        return
+    except AdapterError:
+        pass
+    for child in sorted(path.iterdir(), key=lambda p: p.name):
+        if child.name.startswith("."):
+            continue
+        if child.is_dir():
+            yield from walk(child, fmt, seen)
+        else:
+            yield child, False
+
+
+def read_inputs(specs: list[str | Path], *, fmt: str | None = None,
+                options: ReadOptions | None = None) -> Iterator[ReadResult]:
+    """Read every input named by ``specs`` (files, directories, globs), in order."""
+    opts = options or ReadOptions()
+    for spec in specs:
+        paths = expand(spec)
+        if not paths:
+            yield ReadResult(Path(str(spec)), problem=Problem(
+                "missing_input", "no such file, directory or glob match", path=str(spec)))
+            continue
+        seen: set[Path] = set()
+        for top in paths:
+            for path, explicit in walk(top, fmt, seen):
+                try:
+                    mod = _detect(path, fmt)
+                except AdapterError as exc:
+                    if explicit:
+                        yield ReadResult(path, problem=exc.to_problem())
+                    continue
+                try:
+                    trajs = mod.read(path, opts)
+                except AdapterError as exc:
+                    yield ReadResult(path, problem=exc.to_problem(), fmt=mod.FORMAT)
+                    continue
+                except (OSError, ValueError, KeyError, TypeError, IndexError,
+                        AttributeError, UnicodeError, RecursionError) as exc:
+                    yield ReadResult(path, fmt=mod.FORMAT, problem=Problem(
+                        "bad_trajectory", f"{mod.FORMAT}: {type(exc).__name__}: {exc}",
+                        path=str(path)))
+                    continue
+                yield ReadResult(path, trajectories=trajs, fmt=mod.FORMAT)
+
+
+def display_path(path: Path) -> str:
+    """A path as the user gave it, relative to the working directory when it is inside it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

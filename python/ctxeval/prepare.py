@@ -1,0 +1,215 @@
+"""One instance, ready for the engine: paths resolved at the base commit, files indexed.
+
+This is the only place that looks at the repository on behalf of the metrics. It turns a
+:class:`GoldInstance` and a :class:`Trajectory` into the plain dict the native engine takes
+(dense file ids, :class:`~ctxeval._core.LineIndex` objects, definition byte ranges) plus the
+notes a result row carries (gold files missing at the base commit, paths and names that could
+not be resolved). All arithmetic is left to the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from . import _core
+from .errors import PatchError
+from .model import GoldInstance, SymbolRef, Trajectory, View
+from .patches import EditLocations, edit_locations
+from .paths import normalise_path
+from .repo import RepoSnapshot
+from .symbols import Definition, SymbolExtractor, resolve_name
+
+FinalPolicy = Literal["declared", "union", "last"]
+FINAL_POLICIES: tuple[str, ...] = ("declared", "union", "last")
+
+
+@dataclass(slots=True)
+class _File:
+    path: str
+    exists: bool
+    index: Any = None
+    defs: list[Definition] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Notes:
+    """What a row says about how its instance was read."""
+
+    gold_missing_files: list[str] = field(default_factory=list)
+    unresolved_paths: list[str] = field(default_factory=list)
+    unresolved_symbols: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    final_source: str = "union"
+
+
+class FileTable:
+    """Dense file ids for one instance, with each existing file's line index and definitions.
+
+    Line indexes and definitions are cached across instances by blob id, so a file shared by
+    many instances and runs at one commit is read, indexed and parsed once.
+    """
+
+    def __init__(self, snap: RepoSnapshot, symbols: SymbolExtractor, preset: str,
+                 index_cache: dict[tuple[str, str], Any]) -> None:
+        self.snap = snap
+        self.symbols = symbols
+        self.preset = preset
+        self.index_cache = index_cache
+        self.files: list[_File] = []
+        self.ids: dict[str, int] = {}
+
+    def id(self, path: str) -> int:
+        """The id of a repo-relative path (created on first use; absent files get no index)."""
+        fid = self.ids.get(path)
+        if fid is not None:
+            return fid
+        entry = _File(path, exists=self.snap.exists(path))
+        if entry.exists:
+            blob = self.snap.blob_id(path) or f"path:{path}"
+            # The same bytes under another extension parse as another language.
+            key = (blob, path.rsplit(".", 1)[-1] if "." in path else "")
+            cached = self.index_cache.get(key)
+            if cached is None:
+                data = self.snap.read(path) or b""
+                defs = self.symbols.get(blob, data, path, self.preset) or []
+                cached = (_core.LineIndex(data), defs)
+                self.index_cache[key] = cached
+            entry.index, entry.defs = cached
+        fid = len(self.files)
+        self.files.append(entry)
+        self.ids[path] = fid
+        return fid
+
+    def exists(self, fid: int) -> bool:
+        return self.files[fid].exists
+
+    def to_core(self) -> list[dict[str, Any]]:
+        return [
+            {"index": f.index, "symbols": [(d.start_byte, d.end_byte) for d in f.defs]}
+            for f in self.files
+        ]
+
+
+def _line_tuple(fid: int, v: View) -> tuple[int, int, int | None]:
+    return (fid, v.start_line if v.start_line is not None else 1, v.end_line)
+
+
+class Preparer:
+    """Builds engine inputs for the instances of one run (or several) under one preset."""
+
+    def __init__(self, symbols: SymbolExtractor, preset: str = "strict",
+                 final_policy: FinalPolicy = "declared") -> None:
+        if final_policy not in FINAL_POLICIES:
+            raise ValueError(f"unknown final policy {final_policy!r}")
+        self.symbols = symbols
+        self.preset = preset
+        self.final_policy = final_policy
+        self.index_cache: dict[tuple[str, str], Any] = {}
+
+    # -- views -----------------------------------------------------------------------------
+
+    def _view_set(self, table: FileTable, views: list[View], syms: list[SymbolRef],
+                  notes: Notes) -> dict[str, Any]:
+        lines: list[tuple[int, int, int | None]] = []
+        files: list[int] = []
+        symbols: list[tuple[int, int]] = []
+        for v in views:
+            path = table.snap.resolve(v.file)
+            if path is None:
+                notes.unresolved_paths.append(v.file)
+                continue
+            fid = table.id(path)
+            if v.file_only:
+                files.append(fid)
+            else:
+                lines.append(_line_tuple(fid, v))
+        for s in syms:
+            path = table.snap.resolve(s.file)
+            if path is None:
+                notes.unresolved_paths.append(s.file)
+                continue
+            fid = table.id(path)
+            defs = table.files[fid].defs
+            hits = resolve_name(defs, s.name)
+            if not hits:
+                notes.unresolved_symbols.append(f"{path}:{s.name}")
+                continue
+            for d in hits:
+                symbols.append((fid, defs.index(d)))
+                lines.append((fid, d.start_line, d.end_line))
+        return {"lines": lines, "files": files, "symbols": symbols}
+
+    def _edits(self, table: FileTable, locs: EditLocations) -> dict[str, Any]:
+        files: list[int] = []
+        lines: list[tuple[int, int, int | None]] = []
+        for path, edit in locs.files.items():
+            fid = table.id(path)
+            files.append(fid)
+            if table.exists(fid):
+                lines.extend((fid, ln, ln) for ln in edit.lines)
+        return {"files": files, "lines": lines}
+
+    # -- one instance ----------------------------------------------------------------------
+
+    def prepare(self, gold: GoldInstance, traj: Trajectory | None, snap: RepoSnapshot
+                ) -> tuple[dict[str, Any], Notes]:
+        """Engine input and notes for one (gold, trajectory) pair; ``traj=None`` scores an
+        agent that produced nothing."""
+        table = FileTable(snap, self.symbols, self.preset, self.index_cache)
+        notes = Notes()
+
+        gold_lines = []
+        for v in gold.context:
+            # Gold paths are repo-relative already; normalising only removes spelling noise
+            # (./, duplicate slashes). No suffix matching: gold must name its file exactly.
+            path = normalise_path(v.file, gold.repo)
+            if not snap.exists(path):
+                if v.file not in notes.gold_missing_files:
+                    notes.gold_missing_files.append(v.file)
+                continue
+            if v.file_only:
+                continue
+            gold_lines.append(_line_tuple(table.id(path), v))
+
+        steps = []
+        if traj is not None:
+            for step in traj.steps:
+                steps.append(self._view_set(table, step.views, step.symbols, notes))
+
+        final = None
+        declared = traj is not None and (traj.final_context is not None
+                                         or traj.final_symbols is not None)
+        if self.final_policy == "declared" and declared:
+            assert traj is not None
+            final = self._view_set(table, traj.final_context or [], traj.final_symbols or [],
+                                   notes)
+            notes.final_source = "declared"
+        elif self.final_policy == "last" and steps:
+            final = steps[-1]
+            notes.final_source = "last"
+        else:
+            notes.final_source = "union"
+
+        gold_edits = pred_edits = None
+        if gold.patch:
+            try:
+                gold_edits = self._edits(table, edit_locations(gold.patch, origin="gold patch"))
+            except PatchError as exc:
+                notes.warnings.append(f"gold patch: {exc}")
+        if gold_edits is not None and traj is not None and traj.model_patch:
+            try:
+                pred_edits = self._edits(table, edit_locations(traj.model_patch,
+                                                               origin="model patch"))
+            except PatchError as exc:
+                notes.warnings.append(f"model patch: {exc}")
+
+        inst = {
+            "files": table.to_core(),
+            "gold": {"lines": gold_lines},
+            "steps": steps,
+            "final": final,
+            "gold_edits": gold_edits,
+            "pred_edits": pred_edits,
+        }
+        return inst, notes

@@ -1,0 +1,228 @@
+"""AutoCodeRover adapter: the three real task directories, a hand-written one, and fuzzing."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+try:  # tests/ may or may not be a package, depending on the checkout
+    from conftest import CORPUS, requires_shared
+except ImportError:  # pragma: no cover
+    from tests.conftest import CORPUS, requires_shared
+
+from ctxeval import adapters
+from ctxeval.adapters import ReadOptions, autocoderover
+from ctxeval.errors import AdapterError
+from ctxeval.model import SymbolRef, View
+
+RUN = "acr_gpt4-0125__acr-run-1"
+
+
+def _acr(iid: str) -> Path:
+    return CORPUS / iid / "trajs" / RUN
+
+
+@requires_shared
+@pytest.mark.parametrize("iid,n_steps", [("astropy__astropy-12907", 7),
+                                         ("django__django-11099", 9),
+                                         ("psf__requests-2317", 22)])
+def test_corpus_step_counts_and_detection(iid: str, n_steps: int) -> None:
+    d = _acr(iid)
+    assert adapters.detect(d) is autocoderover
+    (t,) = autocoderover.read(d, ReadOptions())
+    assert t.instance_id == iid
+    assert len(t.steps) == n_steps  # one per tool_call_sequence.json entry
+    assert t.steps[-1].tool == "write_patch"
+    assert t.model == "gpt-4-0125-preview"
+    assert t.model_patch == (d / "extracted_patch_1.diff").read_text()
+    assert t.model_patch != (d / "developer_patch.diff").read_text()  # that one is the gold
+
+
+@requires_shared
+def test_corpus_django_views() -> None:
+    (t,) = autocoderover.read(_acr("django__django-11099"), ReadOptions())
+    f = "django/contrib/auth/validators.py"
+    s = t.steps
+    assert s[0].action == 'search_class("ASCIIUsernameValidator")'
+    assert s[0].symbols == [SymbolRef(f, "ASCIIUsernameValidator")]
+    assert s[1].symbols == [SymbolRef(f, "UnicodeUsernameValidator")]
+    # bug-location lookups: two failed method lookups, then search_class_in_file succeeds
+    # and its result is in the "Here are the code in buggy locations" message.
+    for i in (2, 3, 5, 6):
+        assert (s[i].views, s[i].symbols) == ([], [])
+    assert s[4].tool == "search_class_in_file"
+    assert s[4].symbols == [SymbolRef(f, "ASCIIUsernameValidator")]
+    assert s[7].symbols == [SymbolRef(f, "UnicodeUsernameValidator")]
+    assert s[8].edits == [f]
+    assert (t.base_commit, t.repo) == ("d26b2424437dabeeca94d7900b37d2df4410da0c",
+                                       "django/django")
+    assert (t.usage.input_tokens, t.usage.output_tokens) == (4906, 875)
+    assert t.usage.cost == pytest.approx(0.07531)
+    assert t.final_context is None
+
+
+@requires_shared
+def test_corpus_requests_snippets_and_listings() -> None:
+    (t,) = autocoderover.read(_acr("psf__requests-2317"), ReadOptions())
+    f = "requests/sessions.py"
+    s = t.steps
+    assert s[0].symbols == [SymbolRef(f, "Session.request")]
+    assert (s[1].symbols, s[2].symbols) == ([], [])  # "Could not find ..."
+    # search_code_in_file("builtin_str"): an unnamed import snippet and one inside Session.request
+    assert s[6].views == [View(f, None, None)]
+    assert s[6].symbols == [SymbolRef(f, "Session.request")]
+    # search_code("decode") printed only a file list: a listing, not a view
+    assert (s[7].views, s[7].symbols) == ([], [])
+    # twelve failed bug-location lookups for "Session.request" show nothing
+    assert all((x.views, x.symbols) == ([], []) for x in s[8:20])
+    assert s[20].action == 'search_method_in_class("request", "Session")'
+    assert s[20].symbols == [SymbolRef(f, "Session.request")]
+
+
+@requires_shared
+def test_corpus_astropy_explicit_then_bug_location() -> None:
+    (t,) = autocoderover.read(_acr("astropy__astropy-12907"), ReadOptions())
+    f = "astropy/modeling/separable.py"
+    s = t.steps
+    assert s[0].symbols == [SymbolRef(f, "separability_matrix")]
+    assert s[1].symbols == [SymbolRef("astropy/modeling/core.py", "CompoundModel")]
+    assert s[2].symbols == []  # Pix2Sky_TAN not found
+    assert s[3].symbols == [SymbolRef("astropy/modeling/functional_models.py", "Linear1D")]
+    assert s[4].symbols == s[5].symbols == [SymbolRef(f, "_separable")]
+    assert s[6].edits == [f]
+    assert t.base_commit == "d16bfe05a744909de4b27f5875fe0d4ed41ce607"
+
+
+def _task(tmp_path: Path) -> Path:
+    d = tmp_path / "acr_task"
+    d.mkdir()
+    seq = [
+        {"func_name": "search_method", "arguments": {"method_name": "run"}, "call_ok": True},
+        {"func_name": "search_code", "arguments": {"code_str": "x = 1"}, "call_ok": True},
+        {"func_name": "search_method_in_class",
+         "arguments": {"method_name": "go", "class_name": "K"}, "call_ok": False},
+        {"func_name": "search_class_in_file",
+         "arguments": {"class_name": "K", "file_name": "pkg/k.py"}, "call_ok": True},
+        {"func_name": "write_patch", "arguments": {}, "call_ok": True},
+    ]
+    (d / "tool_call_sequence.json").write_text(json.dumps(seq))
+    conv = [
+        {"role": "system", "content": "..."},
+        {"role": "user", "content":
+            'Result of search_method("run"):\nFound 2 methods with name run in the codebase.\n'
+            "Search result 1: <file>pkg/a.py</file> <class>A</class> <func>run</func> "
+            "<code>def run(self):\nResult of search_method(\"fake\"):\nFound 9 things\n"
+            "</code>\n\nSearch result 2: <file>pkg/b.py</file> <func>run</func> <code>"
+            "def run():\n    pass\n</code>\n\n"
+            'Result of search_code("x = 1"):\nFound 1 snippets containing `x = 1`.\n'
+            "Search result 1: <file>pkg/c.py</file> <code>\nx = 1\n</code>\n"},
+        {"role": "assistant", "content": "bug locations: K in pkg/k.py"},
+        {"role": "user", "content":
+            "Here are the code in buggy locations:\nFound 1 classes with name K in file pkg/k.py.\n"
+            "Search result 1: <file>pkg/k.py</file> <class>K</class> <code>class K:\n"
+            "Found 3 reasons\n    pass\n</code>\n"},
+    ]
+    (d / "conversation_round_0.json").write_text(json.dumps(conv[:2]))
+    (d / "conversation_round_1.json").write_text(json.dumps(conv))
+    (d / "meta.json").write_text(json.dumps({
+        "task_id": "o__r-7",
+        "task_info": "{'repo': 'o/r', 'instance_id': 'o__r-7', 'base_commit': 'abc123'}"}))
+    (d / "cost.json").write_text(json.dumps({"model": "m", "total_input_tokens": 10,
+                                             "total_output_tokens": 2, "total_cost": 0.5}))
+    (d / "developer_patch.diff").write_text("diff --git a/gold.py b/gold.py\n")
+    (d / "extracted_patch_1.diff").write_text("diff --git a/old.py b/old.py\n+++ b/old.py\n")
+    (d / "extracted_patch_2.diff").write_text(
+        "diff --git a/pkg/k.py b/pkg/k.py\n--- a/pkg/k.py\n+++ b/pkg/k.py\n@@ -1 +1 @@\n")
+    return d
+
+
+def test_fixture_task_dir(tmp_path: Path) -> None:
+    d = _task(tmp_path)
+    assert autocoderover.detect(d, b"")
+    (t,) = autocoderover.read(d, ReadOptions(run="r1"))
+    assert (t.instance_id, t.repo, t.base_commit, t.run) == ("o__r-7", "o/r", "abc123", "r1")
+    s = t.steps
+    assert len(s) == 5
+    # a "Result of" line inside <code> does not start a new block
+    assert s[0].symbols == [SymbolRef("pkg/a.py", "A.run"), SymbolRef("pkg/b.py", "run")]
+    assert s[1].views == [View("pkg/c.py", None, None)] and s[1].symbols == []
+    assert (s[2].views, s[2].symbols) == ([], [])
+    assert s[3].symbols == [SymbolRef("pkg/k.py", "K")]  # "Found 3" inside <code> is code
+    assert s[4].edits == ["pkg/k.py"]
+    assert t.model_patch.startswith("diff --git a/pkg/k.py")  # the last extracted patch
+    assert (t.usage.input_tokens, t.usage.output_tokens, t.usage.cost) == (10, 2, 0.5)
+
+
+def test_selected_patch_wins(tmp_path: Path) -> None:
+    d = _task(tmp_path)
+    (d / "selected_patch.json").write_text(json.dumps({"selected_patch":
+                                                       "extracted_patch_1.diff"}))
+    (t,) = autocoderover.read(d, ReadOptions())
+    assert t.model_patch.startswith("diff --git a/old.py")
+    (d / "selected_patch.json").write_text(json.dumps({"selected_patch": "../outside.diff"}))
+    (tmp_path / "outside.diff").write_text("x")
+    (t,) = autocoderover.read(d, ReadOptions())
+    assert t.model_patch.startswith("diff --git a/pkg/k.py")  # never outside the task dir
+
+
+def test_missing_pieces_raise_adapter_error(tmp_path: Path) -> None:
+    d = _task(tmp_path)
+    (d / "meta.json").unlink()
+    (t,) = autocoderover.read(d, ReadOptions(instance_id="given"))
+    assert t.instance_id == "given"
+    with pytest.raises(AdapterError) as e:
+        autocoderover.read(d, ReadOptions())
+    assert e.value.field == "task_id"
+    (d / "tool_call_sequence.json").write_text("[{\"arguments\": {}}]")
+    with pytest.raises(AdapterError) as e:
+        autocoderover.read(d, ReadOptions(instance_id="x"))
+    assert e.value.field == "[0].func_name"
+    f = tmp_path / "file.json"
+    f.write_text("{}")
+    assert not autocoderover.detect(f, b"{}")
+    with pytest.raises(AdapterError):
+        autocoderover.read(f, ReadOptions())
+
+
+def _mutate(obj: Any, rng: random.Random) -> Any:
+    junk = [None, 1, "x", [], {}, [1], {"a": 1}, True]
+    if isinstance(obj, dict) and obj and rng.random() < 0.8:
+        k = rng.choice(list(obj))
+        return {**obj, k: _mutate(obj[k], rng)}
+    if isinstance(obj, list) and obj and rng.random() < 0.8:
+        i = rng.randrange(len(obj))
+        return [*obj[:i], _mutate(obj[i], rng), *obj[i + 1:]]
+    return rng.choice(junk)
+
+
+def _outcome(d: Path) -> str:
+    try:
+        autocoderover.read(d, ReadOptions())
+    except AdapterError:
+        return "error"
+    return "ok"
+
+
+@requires_shared
+def test_fuzz_truncated_and_mutated(tmp_path: Path) -> None:
+    src = _acr("django__django-11099")
+    rng = random.Random(11099)
+    seen = set()
+    names = ["tool_call_sequence.json", "conversation_round_2.json", "meta.json", "cost.json"]
+    for k in range(120):
+        d = tmp_path / f"t{k}"
+        shutil.copytree(src, d)
+        p = d / names[k % len(names)]
+        raw = p.read_bytes()
+        if k % 2:
+            p.write_bytes(raw[:rng.randrange(len(raw))])
+        else:
+            p.write_text(json.dumps(_mutate(json.loads(raw), rng)))
+        seen.add(_outcome(d))
+        shutil.rmtree(d)
+    assert seen == {"ok", "error"}

@@ -1,0 +1,270 @@
+"""Moatless adapter: three format generations x three real instances, fixtures, fuzzing."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+try:  # tests/ may or may not be a package, depending on the checkout
+    from conftest import CORPUS, requires_shared
+except ImportError:  # pragma: no cover
+    from tests.conftest import CORPUS, requires_shared
+
+from ctxeval import adapters
+from ctxeval.adapters import ReadOptions, moatless
+from ctxeval.errors import AdapterError
+from ctxeval.model import SymbolRef, View
+
+V1 = "moatless_20240609_gpt4o.json"
+V2 = "moatless_20240623_claude35.json"
+V4 = "moatless0.4_20241117_claude35.trajectory.json"
+VALIDATORS = "django/contrib/auth/validators.py"
+
+
+def _read(iid: str, name: str):
+    p = CORPUS / iid / "trajs" / name
+    assert adapters.detect(p) is moatless
+    (t,) = moatless.read(p, ReadOptions())
+    assert t.instance_id == iid
+    return t
+
+
+@requires_shared
+@pytest.mark.parametrize("iid,name,n", [
+    ("astropy__astropy-12907", V1, 6), ("django__django-11099", V1, 7),
+    ("psf__requests-2317", V1, 5),
+    ("astropy__astropy-12907", V2, 6), ("django__django-11099", V2, 8),
+    ("psf__requests-2317", V2, 6),
+    ("astropy__astropy-12907", V4, 12), ("django__django-11099", V4, 6),
+    ("psf__requests-2317", V4, 6),
+])
+def test_corpus_step_counts(iid: str, name: str, n: int) -> None:
+    t = _read(iid, name)
+    assert len(t.steps) == n
+    assert t.model_patch and t.model_patch.startswith("diff --git")
+
+
+@requires_shared
+def test_v001_django() -> None:
+    t = _read("django__django-11099", V1)
+    s = t.steps
+    assert [x.tool for x in s] == ["search", "identify", "request_for_change", "search_replace",
+                                   "request_for_change", "search_replace", "finish"]
+    # the search's file_context is shown in the next prompt: it belongs to the search
+    assert s[0].symbols == [SymbolRef(VALIDATORS, n) for n in (
+        "imports", "UnicodeUsernameValidator", "ASCIIUsernameValidator")]
+    assert s[1].views == [] and s[1].symbols == []
+    # request_for_change brought in the span; the next search_replace says lines 8-15 / 18-25
+    assert s[2].views == [View(VALIDATORS, 8, 15)]
+    assert s[3].edits == [VALIDATORS] and s[3].views == []
+    assert s[4].views == [View(VALIDATORS, 18, 25)]
+    assert t.final_context == []
+    assert t.final_symbols == [SymbolRef(VALIDATORS, "ASCIIUsernameValidator"),
+                               SymbolRef(VALIDATORS, "UnicodeUsernameValidator")]
+    assert t.usage.cost == pytest.approx(0.04252)  # the per-step completion costs
+    assert t.run == "20240609_moatless_gpt4o_2"
+
+
+@requires_shared
+def test_v001_astropy_empty_search_and_requests_lines() -> None:
+    t = _read("astropy__astropy-12907", V1)
+    assert t.steps[0].symbols == []  # "No classes found with the name separability_matrix."
+    assert t.steps[1].symbols == [SymbolRef("astropy/modeling/separable.py",
+                                            "separability_matrix")]
+    assert t.steps[3].views == [View("astropy/modeling/separable.py", 66, 102)]
+    t = _read("psf__requests-2317", V1)
+    assert t.steps[0].symbols == [SymbolRef("requests/sessions.py", "Session.request")]
+    assert t.steps[2].views == [View("requests/sessions.py", 378, 459)]
+
+
+@requires_shared
+def test_v002_django() -> None:
+    t = _read("django__django-11099", V2)
+    s = t.steps
+    assert [x.tool for x in s] == ["SearchCode", "IdentifyCode", "DecideRelevance", "PlanToCode",
+                                   "EditCode", "PlanToCode", "EditCode", "PlanToCode"]
+    assert s[0].symbols == [SymbolRef(VALIDATORS, "ASCIIUsernameValidator"),
+                            SymbolRef(VALIDATORS, "UnicodeUsernameValidator")]
+    assert s[3].views == [View(VALIDATORS, 8, 15)]
+    assert s[4].edits == [VALIDATORS]
+    assert s[5].views == [View(VALIDATORS, 18, 25)]
+    assert s[7].views == [] and s[7].edits == []  # finish
+    assert t.final_symbols == [SymbolRef(VALIDATORS, n) for n in (
+        "imports", "ASCIIUsernameValidator", "UnicodeUsernameValidator")]
+    assert t.model == "openrouter/anthropic/claude-3.5-sonnet"
+    # input tokens of the eight actions: 2674+1479+1523+1520+1011+1940+1009+2386
+    assert t.usage.input_tokens == 13542
+    assert s[0].usage.output_tokens == 302
+
+
+@requires_shared
+def test_v002_requests_many_ranked_spans() -> None:
+    t = _read("psf__requests-2317", V2)
+    syms = t.steps[0].symbols
+    assert len(syms) == 64  # 69 ranked entries, 64 distinct (file, span)
+    assert syms[0] == SymbolRef("requests/sessions.py", "Session.request")
+    assert SymbolRef("requests/compat.py", "impl:59") in syms
+    assert t.steps[3].views == [View("requests/sessions.py", 378, 459)]
+
+
+@requires_shared
+def test_v04_django() -> None:
+    t = _read("django__django-11099", V4)
+    s = t.steps
+    assert [x.tool for x in s] == ["find_class", "find_class", "str_replace", "str_replace",
+                                   "str_replace", "finish"]
+    assert s[0].views == [View(VALIDATORS, 1, 15)]
+    assert s[1].views == [View(VALIDATORS, 1, 5), View(VALIDATORS, 16, 25)]
+    # "Multiple occurrences of string found": nothing edited, nothing shown
+    assert (s[2].views, s[2].edits) == ([], [])
+    # the edit re-prints the edited file: post-edit views (Moatless' numbers there are off)
+    assert s[3].edits == [VALIDATORS]
+    assert s[3].views == [View(VALIDATORS, 9, 19, post_edit=True)]
+    assert s[4].views == [View(VALIDATORS, 19, 29, post_edit=True)]
+    assert t.final_context == []
+    assert t.final_symbols == [SymbolRef(VALIDATORS, n) for n in (
+        "imports", "ASCIIUsernameValidator", "UnicodeUsernameValidator")]
+    assert t.model == "claude-3-5-sonnet-20241022"
+    # prompt 351 + cached 3981 (Anthropic reports cache reads apart), 165 completion tokens
+    assert (s[0].usage.input_tokens, s[0].usage.output_tokens) == (4332, 165)
+    assert t.model_patch.count("@@ -") == 2
+
+
+@requires_shared
+def test_v04_astropy_and_requests() -> None:
+    t = _read("astropy__astropy-12907", V4)
+    f = "astropy/modeling/separable.py"
+    tests = "astropy/modeling/tests/test_separable.py"
+    s = t.steps
+    assert s[0].views == [View(f, 17, 24), View(f, 64, 102)]
+    assert s[1].views == [View(f, 17, 24), View(f, 288, 315)]
+    assert s[2].tool == "view_code" and s[2].views == [View(f, 1, 318)]
+    assert s[5].edits == [] and s[5].views == []  # string_not_found
+    # view_range [145, 151] but the result printed 145-150: the printed numbers win
+    assert s[9].tool == "view" and s[9].views == [View(tests, 145, 150)]
+    assert t.final_context == [View(f, 1, None), View(tests, 1, None)]  # show_all_spans
+    t = _read("psf__requests-2317", V4)
+    sessions = "requests/sessions.py"
+    assert t.steps[0].views == [View(sessions, 11, 36), View(sessions, 258, 277),
+                                View(sessions, 377, 459)]
+    assert t.steps[0].usage.api_calls == 2  # build_action + execute_action completions
+
+
+V4_TREE = {
+    "metadata": {"instance_id": "o__r-4"},
+    "agent": {"agent_class": "moatless.agent.code_agent.CodingAgent",
+              "completion": {"model": "gpt-4o"}},
+    "nodes": [
+        {"node_id": 0, "file_context": {"files": []}, "parent_id": None},
+        {"node_id": 1, "parent_id": 0,
+         "action": {"file_pattern": "a.py", "query": "x",
+                    "action_args_class": "moatless.actions.semantic_search.SemanticSearchArgs"},
+         "observation": {"message": "Found 1 code sections.\n\nViewed relevant code:\na.py\n```\n"
+                                    "\n     3\tdef f():\n     4\t    pass\n      # ...\n"
+                                    "    10\tx = 1\n```\n"},
+         "completions": {"build_action": {"usage": {"prompt_tokens": 100, "cached_tokens": 50,
+                                                    "completion_tokens": 5}}},
+         "file_context": {"files": [{"file_path": "a.py", "spans": [{"span_id": "f"}]}]}},
+        {"node_id": 2, "parent_id": 1,
+         "action": {"command": "view", "path": "b.py", "view_range": [1, 2],
+                    "action_args_class": "moatless.actions.edit.EditActionArguments"},
+         "observation": {"message": "Here's the result of running `cat -n` on b.py:\n"
+                                    "     1\tA\n     2\tB\n"}},
+        {"node_id": 3, "parent_id": 1,
+         "action": {"command": "create", "path": "c.py", "file_text": "x",
+                    "action_args_class": "moatless.actions.edit.EditActionArguments"},
+         "observation": {"message": "File created successfully at: c.py"},
+         "file_context": {"files": [
+             {"file_path": "a.py", "spans": [{"span_id": "f"}], "patch": "--- a/a.py\n"},
+             {"file_path": "c.py", "spans": [], "show_all_spans": True,
+              "patch": "--- /dev/null\n+++ b/c.py"}]}},
+    ],
+}
+
+
+def test_v04_tree_follows_the_last_node(tmp_path: Path) -> None:
+    p = tmp_path / "traj.json"
+    p.write_text(json.dumps(V4_TREE))
+    assert moatless.detect(p, p.read_bytes())
+    (t,) = moatless.read(p, ReadOptions())
+    assert t.instance_id == "o__r-4"
+    assert [s.tool for s in t.steps] == ["semantic_search", "create"]  # node 2 is a side branch
+    assert t.steps[0].views == [View("a.py", 3, 4), View("a.py", 10, 10)]
+    assert t.steps[0].usage.input_tokens == 100  # cached tokens not added for non-Claude
+    assert t.steps[1].edits == ["c.py"]
+    assert t.final_symbols == [SymbolRef("a.py", "f")]
+    assert t.final_context == [View("c.py", 1, None)]
+    assert t.model_patch == ("diff --git a/a.py b/a.py\n--- a/a.py\n"
+                             "diff --git a/c.py b/c.py\n--- /dev/null\n+++ b/c.py\n")
+
+
+def test_v002_clarify_and_errors(tmp_path: Path) -> None:
+    data = {"name": "AgenticLoop", "initial_message": "x", "info": {"instance_id": "i"},
+            "transitions": [
+                {"name": "PlanToCode", "state": {"model": "m"},
+                 "actions": [{"action": {"action": "modify", "file_path": "a.py",
+                                         "span_id": "Big"},
+                              "output": {"file_path": "a.py", "span_id": "Big"}}]},
+                {"name": "ClarifyCodeChange", "state": {"file_path": "a.py"},
+                 "actions": [{"action": {"start_line": 5, "end_line": 9},
+                              "output": {"start_line": 5, "end_line": 9}}]},
+                {"name": "EditCode", "state": {"file_path": "a.py"},
+                 "actions": [{"action": {"content": "<replace>"},
+                              "output": {"diff": "", "errors": ["no change"]}}]},
+            ]}
+    p = tmp_path / "v2.json"
+    p.write_text(json.dumps(data))
+    (t,) = moatless.read(p, ReadOptions())
+    assert t.steps[0].symbols == [SymbolRef("a.py", "Big")]  # no lines known: the span
+    assert t.steps[1].views == [View("a.py", 5, 9)]
+    assert t.steps[2].edits == []  # the edit failed
+    assert t.final_context is None  # nothing identified: no declared context
+    data["transitions"][0]["actions"] = {"not": "a list"}
+    p.write_text(json.dumps(data))
+    with pytest.raises(AdapterError) as e:
+        moatless.read(p, ReadOptions())
+    assert e.value.field == "transitions[0].actions"
+
+
+def test_detect_rejects_other_formats(tmp_path: Path) -> None:
+    for obj in ({"trajectory": [], "info": {}}, {"history": [], "steps": []},
+                {"instance_id": "x", "text": 'a "transitions": [] "initial_message"'}):
+        p = tmp_path / "o.json"
+        p.write_text(json.dumps(obj))
+        assert not moatless.detect(p, p.read_bytes())
+
+
+def _mutate(obj: Any, rng: random.Random) -> Any:
+    junk = [None, 1, "x", [], {}, [1], {"a": 1}, True, -1]
+    if isinstance(obj, dict) and obj and rng.random() < 0.85:
+        k = rng.choice(list(obj))
+        return {**obj, k: _mutate(obj[k], rng)}
+    if isinstance(obj, list) and obj and rng.random() < 0.85:
+        i = rng.randrange(len(obj))
+        return [*obj[:i], _mutate(obj[i], rng), *obj[i + 1:]]
+    return rng.choice(junk)
+
+
+@requires_shared
+@pytest.mark.parametrize("name", [V1, V2, V4])
+def test_fuzz_truncated_and_mutated(tmp_path: Path, name: str) -> None:
+    raw = (CORPUS / "django__django-11099" / "trajs" / name).read_bytes()
+    data = json.loads(raw)
+    rng = random.Random(name)
+    p = tmp_path / "t.json"
+    seen = set()
+    for k in range(200):
+        if k < 20:
+            p.write_bytes(raw[:rng.randrange(len(raw))])
+        else:
+            p.write_text(json.dumps(_mutate(data, rng)))
+        try:
+            moatless.read(p, ReadOptions())
+            seen.add("ok")
+        except AdapterError:
+            seen.add("error")
+    assert seen == {"ok", "error"}
