@@ -364,7 +364,7 @@ def test_fixture_unified() -> None:
     assert t.steps[1].symbols == [SymbolRef("pkg/util.py", "helper"), SymbolRef("pkg/mod.py", "")]
     assert t.final_symbols == [SymbolRef("pkg/mod.py", "f")]
     assert t.model_patch is None and t.base_commit == "abc123"
-    assert t.extra["cb_commit"] == "abc123" and t.extra["cb_repo_url"] == "/tmp/demo-repo"
+    assert t.extra["cb_commit"] == "abc123" and t.extra["cb_repo_url"] == "https://example.invalid/demo/repo.git"
     assert trajs[1].extra == {"cb_steps_from_final": True, "cb_no_context": True}
     with pytest.raises(AdapterError, match="no instance_id") as err:
         unified.read(path, STRICT)
@@ -469,3 +469,178 @@ def test_deeply_nested_json_is_an_adapter_error(tmp_path: Path) -> None:
     path.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(AdapterError, match="nested too deeply"):
         unified.read(path, CB)
+
+
+# --- the reading reproduces the reference's numbers (files, bytes, lines, EditLoc) -------------
+# A small model of the rules in docs/contextbench-reading.md §2 (symbols left out: they need the
+# reference's tree-sitter grammars). It checks that the adapters hand the evaluator exactly what
+# the reference evaluates: every integer of every scored row, ratios to 1e-12.
+
+Ivs = list[tuple[int, int]]
+
+
+def _merge(ivs: Ivs) -> Ivs:
+    out: Ivs = []
+    for a, b in sorted(ivs):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _size(by_file: dict[str, Ivs]) -> int:
+    return sum(b - a + 1 for ivs in by_file.values() for a, b in _merge(ivs))
+
+
+def _common(x: dict[str, Ivs], y: dict[str, Ivs]) -> int:
+    total = 0
+    for f in set(x) | set(y):
+        a, b, i, j = _merge(x.get(f, [])), _merge(y.get(f, [])), 0, 0
+        while i < len(a) and j < len(b):
+            lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+            total += max(0, hi - lo + 1)
+            if a[i][1] < b[j][1]:
+                i += 1
+            elif b[j][1] < a[i][1]:
+                j += 1
+            else:
+                i, j = i + 1, j + 1
+    return total
+
+
+def _resolve(repo: Path, p: str) -> str:
+    p = p.strip().strip("'\"").replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    parts = [x for x in p.lstrip("/").split("/") if x]
+    return next(("/".join(parts[i:]) for i in range(len(parts))
+                 if (repo / "/".join(parts[i:])).is_file()), "")
+
+
+def _bytes(path: Path, s: int, e: int) -> tuple[int, int] | None:
+    data = path.read_bytes()
+    if not data:
+        return (0, 0)
+    starts = [0] + [i + 1 for i, c in enumerate(data) if c == 10]
+    s = max(1, s)
+    e = max(s, e)
+    if s > len(starts):
+        return None
+    a = starts[s - 1]
+    return (a, max(a, starts[e] - 1 if e < len(starts) else len(data) - 1))
+
+
+def _gold_path(p: str) -> str:
+    if p.startswith("/testbed/"):
+        return p[len("/testbed/"):]
+    return p.lstrip("/") if p.startswith("/") else p.lstrip("./")
+
+
+def _ref_view(views: list[View], files: list[str] | None, repo: Path
+              ) -> tuple[set[str], dict[str, Ivs], dict[str, Ivs]]:
+    """(files, bytes, lines) of one step after the reference's path resolution."""
+    fs = {_resolve(repo, f) for f in (files if files is not None else [v.file for v in views])}
+    byts: dict[str, Ivs] = {}
+    lines: dict[str, Ivs] = {}
+    for v in views:
+        f = _resolve(repo, v.file)
+        if not f or v.start_line is None or v.end_line is None:
+            continue
+        b = _bytes(repo / f, v.start_line, v.end_line)
+        if b:
+            byts.setdefault(f, []).append(b)
+        if v.start_line > 0 and v.end_line > 0:
+            lines.setdefault(f, []).append((v.start_line, v.end_line))
+    return fs - {""}, byts, lines
+
+
+def _ref_deleted(patch: str) -> dict[str, Ivs]:
+    out: dict[str, Ivs] = {}
+    cur, lines = None, patch.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("+++"):
+            cur = line[3:].strip()[2:] if line[3:].strip().startswith("b/") else cur
+        elif line.startswith("@@") and cur:
+            old, run = int(line.split()[1][1:].split(",")[0]), None
+            for x in lines[i + 1:]:
+                if x.startswith(("@@", "diff ", "---")):
+                    break
+                if x.startswith("-"):
+                    run, old = (old if run is None else run), old + 1
+                elif x.startswith(" "):
+                    if run is not None:
+                        out.setdefault(cur, []).append((run, old - 1))
+                    run, old = None, old + 1
+            if run is not None:
+                out.setdefault(cur, []).append((run, old - 1))
+    return out
+
+
+@requires_parity
+def test_parity_reading_reproduces_reference_integers() -> None:
+    golds = {g["instance_id"]: g for g in
+             map(json.loads, (PARITY / "gold.jsonl").read_text().splitlines())}
+    rows = [json.loads(line) for line in
+            (PARITY / "expected" / "results.jsonl").read_text().splitlines()]
+    checked = 0
+    for pred_file, fmt in _parity_cases():
+        expected = [r for r in rows if r["pred_file"] == pred_file]
+        if "reference_crash" in expected[0]:
+            continue
+        trajs = PARITY_FORMAT[fmt].read(PARITY / pred_file, CB)
+        for traj, row in zip(trajs, expected, strict=True):
+            gold = golds[traj.instance_id]
+            repo = PARITY / "repos" / gold["repo"].split("/")[-1]
+            g_files = {_gold_path(x["file"]) for x in gold["gold_context"]}
+            g_bytes: dict[str, Ivs] = {}
+            g_lines: dict[str, Ivs] = {}
+            for x in gold["gold_context"]:
+                f = _gold_path(x["file"])
+                b = _bytes(repo / f, x["start_line"], x["end_line"]) \
+                    if (repo / f).is_file() else None
+                if b:
+                    g_bytes.setdefault(f, []).append(b)
+                g_lines.setdefault(f, []).append((x["start_line"], x["end_line"]))
+            ff, fb, fl = _ref_view(traj.final_context or [], traj.extra.get("cb_final_files"),
+                                   repo)
+            got = {"file": (len(ff & g_files), len(g_files), len(ff)),
+                   "span": (_common(fb, g_bytes), _size(g_bytes), _size(fb)),
+                   "line": (_common(fl, g_lines), _size(g_lines), _size(fl))}
+            for k, triple in got.items():
+                e = row["final"][k]
+                assert triple == (e["intersection"], e["gold_size"], e["pred_size"]), \
+                    (pred_file, k)
+            step_files = traj.extra.get("cb_step_files") or [None] * len(traj.steps)
+            u_files: set[str] = set()
+            u_bytes: dict[str, Ivs] = {}
+            u_lines: dict[str, Ivs] = {}
+            auc = [0.0, 0.0, 0.0]
+            sums = [0, 0, 0]
+            for step, files in zip(traj.steps, step_files, strict=True):
+                sf, sb, sl = _ref_view(step.views, files, repo)
+                u_files |= sf
+                for f, ivs in sb.items():
+                    u_bytes[f] = _merge(u_bytes.get(f, []) + ivs)
+                for f, ivs in sl.items():
+                    u_lines[f] = _merge(u_lines.get(f, []) + ivs)
+                auc[0] += len(u_files & g_files) / len(g_files)
+                auc[1] += _common(u_bytes, g_bytes) / _size(g_bytes)
+                auc[2] += _common(u_lines, g_lines) / _size(g_lines)
+                sums = [sums[0] + len(sf), sums[1] + _size(sb), sums[2] + _size(sl)]
+            unions = [len(u_files), _size(u_bytes), _size(u_lines)]
+            assert row["num_steps"] == len(traj.steps)
+            for k, a, u, s in zip(("file", "span", "line"), auc, unions, sums, strict=True):
+                assert a / len(traj.steps) == pytest.approx(
+                    row["trajectory"]["auc_coverage"][k], abs=1e-12), (pred_file, k)
+                assert (1 - u / s if s > 0 else 0.0) == pytest.approx(
+                    row["trajectory"]["redundancy"][k], abs=1e-12), (pred_file, k)
+            patch = traj.model_patch or gold["patch"]
+            deleted = [(f, n) for f, ivs in _ref_deleted(patch).items()
+                       for a, b in _merge(ivs) for n in range(a, b + 1)]
+            hits = sum(any(a <= n <= b for a, b in g_lines.get(f, [])) for f, n in deleted)
+            e = row["editloc"]
+            assert (hits, _size(g_lines), len(deleted)) == \
+                (e["intersection"], e["gold_size"], e["pred_size"]), pred_file
+            checked += 1
+    assert checked == 21

@@ -17,6 +17,7 @@ from tests.conftest import CORPUS, FIXTURES, requires_shared
 from ctxeval.adapters import ReadOptions, detect
 from ctxeval.adapters import openhands as oh
 from ctxeval.adapters import openhands_completions as oc
+from ctxeval.adapters import swe_agent as sa
 from ctxeval.errors import AdapterError
 from ctxeval.model import View
 
@@ -96,6 +97,10 @@ def test_openhands_detect(tmp_path: Path):
     other = tmp_path / "x.jsonl"
     other.write_text(json.dumps({"instance_id": "a", "model_patch": ""}) + "\n")
     assert not oh.detect(other, other.read_bytes())
+    cb = tmp_path / "pred.jsonl"
+    cb.write_text(json.dumps({"instance_id": "a", "traj_data": {"history": [], "source": 1},
+                              "test_result": {}}) + "\n")
+    assert not oh.detect(cb, cb.read_bytes())
 
 
 @requires_shared
@@ -152,6 +157,24 @@ def test_corpus_pony_4588_diff_mapped_edits():
     assert s[34].views == [View("/workspace/ponylang__ponyc__0.1/Makefile", 190, 195)]
 
 
+@requires_shared
+def test_corpus_snippet_located_edits_agree_with_recorded_diffs():
+    """Where OpenHands recorded a diff, locating the edit from its snippet must agree or abstain."""
+    seen = agreed = 0
+    for line in PONY.read_text().splitlines():
+        rec = json.loads(line)
+        actions = {e.get("id"): e for e in rec["history"] if "action" in e}
+        for e in rec["history"]:
+            if e.get("observation") == "edit" and "has been edited" in e.get("content", ""):
+                args = actions[e["cause"]]["args"]
+                located = sa.editor_hunk(args["command"], args, e["content"])
+                seen += 1
+                if located is not None:
+                    assert located == sa.hunks_from_diff(e["extras"]["diff"])
+                    agreed += 1
+    assert (seen, agreed) == (6, 4)   # both str_replace snippets are left unmapped
+
+
 # ----------------------------------------------------------------------------- completions
 
 def test_fixture_completions_dir():
@@ -166,6 +189,7 @@ def test_fixture_completions_dir():
     assert [(v.file.endswith("pkg/mod.py"), v.start_line, v.end_line) for v in s[0].views] == [
         (True, 2, 2)]
     assert s[1].views == [View(f, 5, 7)]
+    # the snippet is not where the editor prints one (4 lines of context): not provable
     assert s[2].edits == [f] and s[2].views == [View(f, 5, 7, post_edit=True)]
     assert [None if x.usage is None else x.usage.cost for x in s] == [0.01, 0.02, None, 0.03]
     assert t.usage is not None and (t.usage.input_tokens, t.usage.output_tokens,
@@ -181,6 +205,18 @@ def test_completions_parent_dir_and_missing_log(tmp_path: Path):
     assert oc.detect(run, b"")
     (t,) = oc.read(run, OPTS)
     assert t.instance_id == "demo__repo-6" and t.model_patch is None and len(t.steps) == 4
+
+
+def test_completions_run_layout_finds_infer_logs(tmp_path: Path):
+    """OpenHands' own layout: <out>/llm_completions/<id>/ and <out>/infer_logs/instance_<id>.log."""
+    inst = tmp_path / "out" / "llm_completions" / "demo__repo-5"
+    shutil.copytree(FIX / "demo_run__llm_completions", inst)
+    logs = tmp_path / "out" / "infer_logs"
+    logs.mkdir()
+    shutil.copy(FIX / "demo_run__infer.log", logs / "instance_demo__repo-5.log")
+    (t,) = oc.read(inst.parent, OPTS)
+    assert t.instance_id == "demo__repo-5"
+    assert t.model_patch is not None and t.model_patch.startswith("diff --git a/pkg/mod.py")
 
 
 def test_patch_from_log_picks_the_instance():
@@ -231,7 +267,9 @@ def test_corpus_completions_django_views_and_patch():
     assert s[0].tool == "execute_bash" and s[0].views == []          # ls -R lists names
     assert s[3].views == [View(f, 1, 25)]
     assert s[7].edits == []                                          # "Multiple occurrences"
-    assert s[8].edits == [f] and all(v.post_edit for v in s[8].views)
+    # str_replace of base lines 8-10 (3 -> 3 lines), located from the snippet 4..14
+    assert s[8].edits == [f] and s[8].views == [View(f, 4, 7), View(f, 11, 14)]
+    assert s[9].views == [View(f, 14, 17), View(f, 21, 24)]        # base lines 18-20 replaced
     assert s[11].edits == []                                         # create refused
     assert t.model_patch is not None
     assert t.model_patch.startswith("diff --git a/django/contrib/auth/validators.py")
@@ -245,6 +283,8 @@ def test_corpus_completions_astropy_views():
     f = "/workspace/astropy__astropy__4.3/astropy/modeling/separable.py"
     assert t.steps[3].views == [View(f, 1, 317)]
     assert t.steps[4].edits == [f]
+    # base 244-245 replaced by two lines; snippet 240..249 shows base 240-243 and 246-249
+    assert t.steps[4].views == [View(f, 240, 243), View(f, 246, 249)]
     assert "-        cright[-right.shape[0]:, -right.shape[1]:] = 1" in (t.model_patch or "")
 
 

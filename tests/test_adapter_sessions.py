@@ -56,7 +56,7 @@ def test_claude_fixture() -> None:
     (t,) = claude_code.read(CLAUDE_FIX, ReadOptions())
     s = t.steps
     assert [x.tool for x in s] == ["Read", "Grep", "Grep", "Glob", "Read", "Bash", "Edit",
-                                   "Write"]
+                                   "Write", "Edit"]
     # Read offset=10 limit=5 printed lines 10-12 (end of file): the printed numbers win;
     # the "99→" inside the system reminder is not at a line start
     assert s[0].views == [View("src/calc.py", 10, 12)]
@@ -72,7 +72,8 @@ def test_claude_fixture() -> None:
     assert (s[0].usage.input_tokens, s[0].usage.output_tokens) == (1110, 5)
     assert s[2].usage is None and s[1].usage.input_tokens == 20  # one usage per message
     assert t.usage.input_tokens == 1110 + 20 + 30 + 40 + 50 + 60 + 70
-    assert t.usage.api_calls == 7
+    assert (s[8].edits, s[8].views) == ([], [])  # refused edit
+    assert t.usage.api_calls == 7  # a1..a7; the <synthetic> a9 was no model call
     assert t.model == "claude-sonnet-4"
 
 
@@ -225,3 +226,34 @@ def test_fuzz_codex_fixture(tmp_path: Path) -> None:
 def test_fuzz_corpus_samples(tmp_path: Path) -> None:
     assert "ok" in _fuzz(claude_code, LOGS / "claude_sample_session.jsonl", tmp_path, 3)
     assert "ok" in _fuzz(codex, LOGS / "sample_codex_session.jsonl", tmp_path, 4)
+
+
+def _expected_format(p: Path) -> str | None:
+    name = p.name
+    if p.is_dir():
+        return "autocoderover" if name.startswith("acr_") else None
+    if name.startswith("moatless"):
+        return "moatless"
+    if name.endswith("loc_outputs.jsonl"):
+        return "agentless"
+    return {"claude_sample_session.jsonl": "claude-code",
+            "sample_codex_session.jsonl": "codex"}.get(name)
+
+
+@requires_shared
+def test_detectors_claim_exactly_their_corpus_inputs() -> None:
+    """Every corpus file/dir: these five adapters claim their own inputs and nothing else."""
+    from ctxeval.adapters import agentless, autocoderover, moatless
+
+    mods = (agentless, autocoderover, moatless, claude_code, codex)
+    checked = 0
+    for p in sorted(CORPUS.rglob("*")):
+        head = adapters._head(p)
+        claims = [m.FORMAT for m in mods if m.detect(p, head)]
+        want = _expected_format(p)
+        assert claims == ([want] if want else []), p
+        if want:
+            chosen = adapters.detect(p).FORMAT  # the whole registry, in priority order
+            assert chosen == want, p
+            checked += 1
+    assert checked == 15  # 3 ACR dirs, 9 Moatless files, 1 Agentless, 2 session logs

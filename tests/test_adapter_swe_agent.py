@@ -74,6 +74,44 @@ def test_hunks_from_diff_and_mapping_back():
     assert sa.hunks_from_diff("@@ -1,2 +1,2 @@\n-a\n") is None  # truncated hunk
 
 
+def _snippet(path: str, rows: list[tuple[int, str]]) -> str:
+    return (f"The file {path} has been edited. Here's the result of running `cat -n` on a "
+            f"snippet of {path}:\n" + "\n".join(f"{n:6}\t{t}" for n, t in rows) + "\nReview.\n")
+
+
+def test_editor_hunk_insert_and_str_replace():
+    base = {n: f"l{n}" for n in range(1, 41)}
+    # insert 2 lines after line 20: snippet shows 17..20, the 2 new lines, then 4 more
+    rows = [(n, base[n]) for n in range(17, 21)] + [(21, "a"), (22, "b")] + [
+        (n + 2, base[n]) for n in range(21, 25)]
+    assert sa.editor_hunk("insert", {"insert_line": 20, "new_str": "a\nb"},
+                          _snippet("/f", rows)) == [(21, 0, 2)]
+    # ... but not when the snippet does not show new_str there
+    assert sa.editor_hunk("insert", {"insert_line": 20, "new_str": "zz"},
+                          _snippet("/f", rows)) is None
+    # str_replace of line 30 by two lines: snippet 26..35 (4 before, 2 new, 4 after)
+    rows = [(n, base[n]) for n in range(26, 30)] + [(30, "x"), (31, "y")] + [
+        (n + 1, base[n]) for n in range(31, 35)]
+    assert sa.editor_hunk("str_replace", {"old_str": "l30", "new_str": "x\ny"},
+                          _snippet("/f", rows)) == [(30, 1, 2)]
+    assert sa.editor_hunk("str_replace", {"old_str": "l30", "new_str": "x\ny"},
+                          _snippet("/f", rows[1:])) is None       # snippet starts too late
+    # a snippet cut short by the end of the file still locates the change
+    assert sa.editor_hunk("str_replace", {"old_str": "l30", "new_str": "x\ny"},
+                          _snippet("/f", rows[:-2])) == [(30, 1, 2)]
+    assert sa.editor_hunk("str_replace", {"new_str": "x"}, _snippet("/f", rows)) is None
+
+
+def test_undo_drops_the_last_exact_edit():
+    tr = sa.EditTracker()
+    tr.record("/f", [(3, 0, 1)])
+    tr.undo("/f")
+    assert tr.views("/f", [(1, 5)], None) == [View("/f", 1, 5)]
+    tr.record("/g", None)
+    tr.undo("/g")
+    assert tr.views("/g", [(1, 2)], None) == [View("/g", 1, 2, post_edit=True)]
+
+
 def test_unknown_edit_makes_later_views_post_edit():
     tr = sa.EditTracker()
     tr.record(tr.key("pkg/a.py", "/repo"), None)
@@ -276,7 +314,8 @@ def test_corpus_xarray_str_replace_editor():
     assert s[9].views == [View(f, 188, 210)]
     assert s[10].action == "" and s[10].views == []
     assert s[11].edits == [] and s[14].edits == [f]
-    assert s[16].views == [View(f, 188, 220, post_edit=True)]
+    # insert after 209 of one line (its "\\n" are literal): edited 188..220 is base 188..219
+    assert s[16].views == [View(f, 188, 219)]
 
 
 # ----------------------------------------------------------------------------- robustness

@@ -16,6 +16,8 @@ from . import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+
 _EPILOG = """\
 examples:
   ctxeval evaluate --gold gold.jsonl --pred trajs/ --repos repos/ --out results.jsonl
@@ -273,50 +275,16 @@ def _add_symbols(sub: argparse._SubParsersAction) -> None:
 # ------------------------------------------------------------------------------ report / compare
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
-    from .errors import CtxevalError
-    from .report import render_report
-
-    try:
-        text = render_report(args.results, fmt=args.format, micro=args.micro)
-    except CtxevalError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
-
-
 def _add_report(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", formatter_class=_Formatter,
-                       help="summarise result rows per run",
-                       description="Summarise result rows per run in the ContextBench "
-                                   "leaderboard layout: file/symbol/span/line coverage, "
-                                   "precision and F1, EditLoc, AUC-coverage and redundancy.")
-    p.add_argument("results", nargs="+", help="results JSONL written by 'ctxeval evaluate'")
-    p.add_argument("--format", choices=("table", "md", "json"), default="table")
-    p.add_argument("--micro", action="store_true",
-                   help="micro averages (Σ intersection / Σ size) instead of macro means")
-    p.add_argument("--out", help="write to a file instead of standard output")
-    p.set_defaults(func=_cmd_report)
+    from .report.cli import add_parser
 
-
-def _cmd_unfinished(args: argparse.Namespace) -> int:
-    _err(f"'{args.command}' is not implemented yet in ctxeval {__version__}")
-    return EXIT_FAILED
+    add_parser(sub)
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", formatter_class=_Formatter,
-                       help="paired comparison of runs (not implemented yet)",
-                       description="Paired comparison of runs on shared instances: bootstrap "
-                                   "intervals, randomization tests, Holm-Bonferroni. Not "
-                                   "implemented yet: exits with status 1.")
-    p.add_argument("results", nargs="*")
-    p.add_argument("--baseline")
-    p.set_defaults(func=_cmd_unfinished)
+    from .compare import add_parser
+
+    add_parser(sub)
 
 
 # ------------------------------------------------------------------------------ main

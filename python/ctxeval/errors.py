@@ -101,3 +101,13 @@ class PatchError(InputError):
     """A unified diff that cannot be parsed; the message names the failing hunk."""
 
     kind = "bad_patch"
+
+
+class InstanceError(CtxevalError):
+    """One instance cannot be scored (its row says why, with this kind); the run goes on.
+
+    Raised while preparing an instance, e.g. ``no_context_extracted`` under the contextbench
+    preset, where the reference writes an error row instead of scores.
+    """
+
+    kind = "instance_error"

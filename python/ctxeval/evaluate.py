@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from . import _core
 from .adapters import ReadOptions
-from .errors import GoldError, Problem, RepoError
+from .errors import GoldError, InstanceError, Problem, RepoError
 from .gold import GoldSet, load_gold
 from .inputs import ReadResult, guess_instance_id, read_inputs
 from .model import GoldInstance, Trajectory, Usage
@@ -163,6 +163,15 @@ class _Pending:
     reason: str | None = None
 
 
+def make_preparer(symbols: SymbolExtractor, preset: str, final_policy: FinalPolicy):
+    """The preparer of a preset: ctxeval's own reading, or the ContextBench reference's."""
+    if preset == "contextbench":
+        from .prepare_contextbench import ContextBenchPreparer
+
+        return ContextBenchPreparer(symbols, preset, final_policy)
+    return Preparer(symbols, preset, final_policy)
+
+
 class Evaluator:
     """Evaluates runs against one gold set; usable from Python as well as from the CLI."""
 
@@ -176,7 +185,7 @@ class Evaluator:
         self.all_gold = all_gold
         self.jobs = jobs
         self.symbols = symbols or SymbolExtractor()
-        self.preparer = Preparer(self.symbols, preset, final_policy)
+        self.preparer = make_preparer(self.symbols, preset, final_policy)
 
     def _score(self, batch: list[_Pending], run: str) -> Iterator[dict[str, Any]]:
         results = _core.evaluate_batch([p.inst for p in batch], self.preset, self.jobs)
@@ -195,6 +204,8 @@ class Evaluator:
             return error_row(iid, run, exc.kind, exc.message, pred_file=pred_file)
         try:
             inst, notes = self.preparer.prepare(gold, traj, snap)
+        except InstanceError as exc:
+            return error_row(iid, run, exc.kind, exc.message, pred_file=pred_file)
         except (OSError, RepoError) as exc:
             return error_row(iid, run, "repo_read_failed", str(exc), pred_file=pred_file)
         return _Pending(gold, traj, notes, inst, status, pred_file, reason)

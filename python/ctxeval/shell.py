@@ -14,6 +14,8 @@ Known limits (deliberately conservative, never crediting what may not have been 
 - of a truncated output (mini-swe-agent's ``<output_head>``/``<output_tail>``) the tail is read
   only where its lines carry their own numbers (``nl -ba``, ``cat -n``, ``grep -n``): elsewhere
   the tail's position in the file is unknown without the source, so only the head is credited;
+- a line cut by truncation (the last of ``<output_head>``, the last before a timeout) counts as
+  shown: part of it was;
 - several unnumbered outputs in one command (``cat a; cat b``) cannot be split without the
   source: each is credited whole when the output is complete and the command succeeded, else at
   file level.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .model import View
 
@@ -45,6 +47,8 @@ class ShellReading:
 # subshells and command substitutions). It never raises: malformed input ends the current word.
 # ---------------------------------------------------------------------------------------------
 
+_DYNAMIC = "\x00"  # marks a word the shell expands (variables, globs, substitutions)
+_EXPANSION_RE = re.compile(r"\$[A-Za-z_{(0-9@*#?$!-]|`")
 _REDIR_RE = re.compile(r"(\d*|&)(>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
 _OPERATORS = ("&&", "||", ";;", "|&", "|", ";", "&", "(", ")")
 _RESERVED = {"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
@@ -122,7 +126,7 @@ class _Lexer:
                 op = m.group(0)
                 if m.group(2) in ("<<", "<<-"):
                     word, _ = self._word()
-                    doc = _Heredoc(word, m.group(2) == "<<-")
+                    doc = _Heredoc(word.replace(_DYNAMIC, ""), m.group(2) == "<<-")
                     self.pending.append(doc)
                     out.append(_Tok("redir", op, doc))
                 else:
@@ -145,16 +149,26 @@ class _Lexer:
         return self.i == 0 or self.s[self.i - 1] in " \t\r\n;&|()<>"
 
     def _word(self) -> tuple[str, bool]:
-        """Read one word at ``self.i``; returns its unquoted value and whether it had quotes."""
+        """Read one word at ``self.i``; returns its unquoted value and whether it had quotes.
+
+        A word whose value the shell computes (``$VAR``, ``$(…)``, unquoted globs, ``~``) comes
+        back prefixed with :data:`_DYNAMIC`, so that no file is credited under a name it may not
+        have had.
+        """
         s, n = self.s, len(self.s)
         buf: list[str] = []
         quoted = False
+        dynamic = False
         while self.i < n and s[self.i] in " \t\r":
             self.i += 1
+        if self.i < n and s[self.i] == "~":
+            dynamic = True
         while self.i < n:
             c = s[self.i]
             if c in " \t\r\n;&|()<>":
                 break
+            if (c in "$`" and _EXPANSION_RE.match(s, self.i)) or c in "*?[":
+                dynamic = True
             if c == "\\":
                 if self.i + 1 < n:
                     if s[self.i + 1] != "\n":
@@ -176,6 +190,8 @@ class _Lexer:
                 quoted = True
                 while self.i < n and s[self.i] != '"':
                     d = s[self.i]
+                    if d in "$`" and _EXPANSION_RE.match(s, self.i):
+                        dynamic = True
                     if d == "\\" and self.i + 1 < n and s[self.i + 1] in '"\\$`\n':
                         if s[self.i + 1] != "\n":
                             buf.append(s[self.i + 1])
@@ -203,7 +219,8 @@ class _Lexer:
                 continue
             buf.append(c)
             self.i += 1
-        return "".join(buf), quoted
+        word = "".join(buf)
+        return (_DYNAMIC + word if dynamic else word), quoted
 
     def _substitution(self) -> str:
         """Skip ``$( ... )`` (or ``$(( ... ))``) at ``self.i``, parsing the inner command."""
@@ -347,10 +364,14 @@ def split_commands(command: str) -> list[list[str]]:
         main = _parse(command, subs)
     except RecursionError:
         return []
-    out = [s.argv for s in _simples(main) if s.argv]
+    out = [_plain(s.argv) for s in _simples(main) if s.argv]
     for sub in subs:
-        out.extend(s.argv for s in _simples(sub) if s.argv)
+        out.extend(_plain(s.argv) for s in _simples(sub) if s.argv)
     return out
+
+
+def _plain(argv: list[str]) -> list[str]:
+    return [a.replace(_DYNAMIC, "") for a in argv]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,7 +385,7 @@ def _strip_wrappers(argv: list[str]) -> list[str]:
     """Drop ``VAR=x`` prefixes and wrappers such as ``timeout 30`` or ``env``."""
     i = 0
     while i < len(argv):
-        a = argv[i]
+        a = argv[i].replace(_DYNAMIC, "")
         if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
             i += 1
         elif a in _WRAPPERS:
@@ -382,6 +403,7 @@ def _strip_wrappers(argv: list[str]) -> list[str]:
 
 
 def _kind(argv: list[str]) -> str:
+    argv = _plain(argv)
     name = posixpath.basename(argv[0]) if argv else ""
     if re.fullmatch(r"python[\d.]*", name):
         return "python"
@@ -496,12 +518,15 @@ def _file_stream(files: list[str], style: str = "") -> _Stream:
                    whole=True)
 
 
+# styles whose printed lines say where they come from (or that map to nothing): a filter that only
+# selects lines keeps them as they are
+_SELF_DESCRIBING = ("tab", "gpos", "gfile", "gname", "files", "bytes", "none")
+
+
 def _take(stream: _Stream, first: int, last: int | None) -> _Stream:
     """Stream lines ``first..last`` (1-based positions, ``last=None`` to the end)."""
-    if stream.style in ("tab", "gpos", "gfile", "gname", "files", "bytes", "none"):
-        return _Stream(stream.style, [], stream.files, stream.inner_tab,
-                       multi_grep_files=stream.multi_grep_files) if stream.style != "none" \
-            else stream
+    if stream.style in _SELF_DESCRIBING:
+        return _keep(stream)
     if stream.style != "":
         return _Stream("files" if len(stream.files) == 1 else "none", [], stream.files)
     out: list[_Seg] = []
@@ -535,10 +560,14 @@ def _take_ranges(stream: _Stream, ranges: list[tuple[int, int | None]]) -> _Stre
 
 def _filtered(stream: _Stream) -> _Stream:
     """Some lines of the stream, positions unknown: numbered styles survive, raw ones do not."""
-    if stream.style in ("tab", "gpos", "gfile", "gname", "none", "bytes"):
-        return _Stream(stream.style, [], stream.files, stream.inner_tab,
-                       multi_grep_files=stream.multi_grep_files)
+    if stream.style in _SELF_DESCRIBING:
+        return _keep(stream)
     return _Stream("files", [], stream.files)
+
+
+def _keep(stream: _Stream) -> _Stream:
+    """The same stream after a line filter: printed numbers (and their mapping) still hold."""
+    return replace(stream, whole=False)
 
 
 _SED_ADDR = r"(\d+|\$|/(?:[^/\\]|\\.)*/)"
@@ -759,7 +788,25 @@ def _grep_stage(name: str, args: list[str], stdin: _Stream | None, ctx: _Ctx,
 
 
 def _stage(argv: list[str], stdin: _Stream | None, ctx: _Ctx, raw: dict[str, str]) -> _Stream:
-    """The stream a command prints, given what it reads on stdin (None: a terminal/heredoc)."""
+    """The stream a command prints, given what it reads on stdin (None: a terminal/heredoc).
+
+    Files named by an expansion (``cat $F``, ``head *.py``) are unknown: nothing is credited to
+    them, except where grep prints the real names in front of its lines.
+    """
+    stream = _stage_of(argv, stdin, ctx, raw)
+    if not any(_DYNAMIC in f for f in stream.files):
+        return stream
+    known = [f for f in stream.files if _DYNAMIC not in f]
+    # (a stream from stdin never names unknown files: each stage is cleaned like this one)
+    if stream.style in ("gfile", "gpos"):
+        return _Stream("gfile", [], known)  # a glob matching several files: names are printed
+    if stream.style in ("gname", "files") and _kind(argv) in ("grep", "egrep", "fgrep", "rg",
+                                                              "ag", "git grep"):
+        return _Stream("gname", [], known)
+    return _Stream("none")
+
+
+def _stage_of(argv: list[str], stdin: _Stream | None, ctx: _Ctx, raw: dict[str, str]) -> _Stream:
     name = posixpath.basename(argv[0])
     args = argv[1:]
     if name in ("cat", "less", "more", "bat", "batcat"):
@@ -877,19 +924,28 @@ def _stage(argv: list[str], stdin: _Stream | None, ctx: _Ctx, raw: dict[str, str
     if name == "git":
         sub_i = next((i for i, a in enumerate(args) if not a.startswith("-")
                       and a not in _git_opt_values(argv)), None)
-        if sub_i is not None and args[sub_i] == "grep":
-            sub_ctx = ctx
-            if "-C" in args[:sub_i]:
-                sub_ctx = _Ctx(ctx.path(args[args.index("-C") + 1]), ctx.edited)
-            return _grep_stage("git grep", args[sub_i + 1:], None, sub_ctx, raw)
+        if sub_i is not None and args[sub_i] == "grep":  # (-C is applied by the caller)
+            return _grep_stage("git grep", args[sub_i + 1:], None, ctx, raw)
         return _Stream("none")
     if name == "xargs":
-        opts, rest = _split_opts(args, {"-I", "-n", "-P", "-L", "-d", "-a", "-s", "-E"})
+        i = 0
+        while i < len(args) and args[i].startswith("-"):  # xargs' own options end at the command
+            i += 2 if args[i] in ("-I", "-n", "-P", "-L", "-d", "-a", "-s", "-E") else 1
+        rest = args[i:]
         if rest and posixpath.basename(rest[0]) in ("grep", "egrep", "rg"):
-            inner = _grep_stage("grep", [*rest[1:], "-H"], None, ctx, raw)
-            # the files come from stdin: names are read from the output
-            return _Stream(inner.style, [], []) if inner.style in ("gfile", "gname") \
-                else _Stream("none")
+            # the files come from stdin, several at a time: names are read from the output
+            inner = _grep_stage("grep", ["-r", *rest[1:]], None, ctx, raw)
+            if inner.style in ("gfile", "gname") and "-h" not in rest:
+                return _Stream(inner.style, [], [])
+        return _Stream("none")
+    if name == "find" and "-exec" in args:
+        cmd = args[args.index("-exec") + 1:]
+        if cmd and cmd[-1] == "+" and posixpath.basename(cmd[0]) in ("grep", "egrep", "rg"):
+            # ``{} +`` passes many files at once, so grep names them (``{} \;`` does not)
+            inner = _grep_stage("grep", ["-r", *[a for a in cmd[1:-1] if a != "{}"]], None, ctx,
+                                raw)
+            if inner.style in ("gfile", "gname") and "-h" not in cmd:
+                return _Stream(inner.style, [], [])
         return _Stream("none")
     if name in ("tee",):
         return stdin if stdin is not None else _Stream("none")
@@ -956,7 +1012,14 @@ _DIFF_FILE_RE = re.compile(r"^(?:\+\+\+ (?:b/)?(\S+)|diff --git a/\S+ b/(\S+))",
 
 
 def _edits_of(simple: _Simple, argv: list[str], ctx: _Ctx, output: str) -> list[str]:
-    """Files one simple command modifies (as written, joined with the working directory)."""
+    """Files one simple command modifies (as written, joined with the working directory).
+
+    Targets named by an expansion (``> $OUT``) are unknown and left out.
+    """
+    return [e for e in _edit_targets(simple, argv, ctx, output) if _DYNAMIC not in e]
+
+
+def _edit_targets(simple: _Simple, argv: list[str], ctx: _Ctx, output: str) -> list[str]:
     out: list[str] = []
     for op, target in simple.redirs:
         # any descriptor written to a file modifies it (2>err.log too); 2>&1 and /dev/null do not
@@ -1046,8 +1109,15 @@ def _lines(text: str) -> list[str]:
     return [ln.rstrip("\r") for ln in lines]
 
 
+_TOOL_PREFIX_RE = re.compile(
+    r"^(?:cat|nl|sed|head|tail|grep|egrep|fgrep|rg|ag|awk|gawk|mawk|less|more|bat|batcat|cut|"
+    r"sort|wc|tee|xargs|find|ls|git|fatal|python[\d.]*|(?:/usr)?/bin/\w+|(?:ba|z|da)?sh"
+    r"(?:: line \d+)?): ")
+
+
 def _is_error(line: str) -> bool:
-    return bool(re.match(r"^[\w./ -]{1,40}: ", line)) and bool(_ERROR_RE.search(line))
+    """A tool's error message (``cat: f: No such file or directory``), not file content."""
+    return bool(_TOOL_PREFIX_RE.match(line)) and bool(_ERROR_RE.search(line))
 
 
 def _plan_pattern(plan: _Plan) -> Callable[[str], bool] | None:
@@ -1340,6 +1410,8 @@ def _header_views(plan: _Plan, lines: list[str], ok: bool) -> list[View]:
 # ---------------------------------------------------------------------------------------------
 
 def _echo_text(argv: list[str]) -> str | None:
+    if any(_DYNAMIC in a for a in argv):
+        return None
     args = argv[1:]
     if args and args[0] in ("-n", "-e", "-E"):
         return None
@@ -1355,8 +1427,30 @@ def _plans(pipelines: list[_Pipeline], ctx: _Ctx, output: str, edits: list[str],
             sub_ctx = _Ctx(ctx.cwd, ctx.edited)
             plans.extend(_plans(pl.parts[0].body, sub_ctx, output, edits, kinds))
             continue
+        script = _shell_c(pl)
+        if script is not None:  # bash -c '…': read the inner commands, in a child shell
+            kinds.append("bash")
+            plans.extend(_plans(_parse(script, []), _Ctx(ctx.cwd, ctx.edited), output, edits,
+                                kinds))
+            continue
         plans.append(_pipeline_plan(pl, ctx, output, edits, kinds))
     return plans
+
+
+def _shell_c(pl: _Pipeline) -> str | None:
+    """The script of a lone ``bash -c SCRIPT`` (without redirections), else None."""
+    if len(pl.parts) != 1 or not isinstance(pl.parts[0], _Simple) or pl.parts[0].redirs:
+        return None
+    argv = _strip_wrappers(pl.parts[0].argv)
+    if len(argv) < 3 or posixpath.basename(argv[0]) not in ("bash", "sh", "zsh", "dash"):
+        return None
+    for i, a in enumerate(argv[1:-1], start=1):
+        if a.startswith("-") and not a.startswith("--") and "c" in a:
+            script = argv[i + 1]
+            return None if _DYNAMIC in script else script
+        if not a.startswith("-"):
+            return None
+    return None
 
 
 def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
@@ -1380,8 +1474,8 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
             kinds.append(_kind(argv))
         if argv and argv[0] in ("cd", "pushd") and n_parts == 1:
             target = next((a for a in argv[1:] if not a.startswith("-")), None)
-            if target is None or target.startswith("~") or "$" in target or "`" in target:
-                ctx.cwd = None  # home or a variable: unknown
+            if target is None or _DYNAMIC in target or target == "-":
+                ctx.cwd = _DYNAMIC  # home, a variable, the previous directory: unknown
             elif ctx.cwd is None or target.startswith("/"):
                 ctx.cwd = target
             else:
@@ -1483,6 +1577,6 @@ def _read_shell(command: str, output: str, cwd: str | None, returncode: int | No
         if plan.kind != "view":
             continue
         for v in _plan_views(plan, ok):
-            if v not in views:
+            if v not in views and _DYNAMIC not in v.file:  # relative to an unknown directory
                 views.append(v)
     return ShellReading(views, edits, _dedupe(kinds))

@@ -85,9 +85,12 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
             continue
         content = msg.get("content")
         if rec.get("type") == "assistant":
-            model = model or (msg.get("model") if isinstance(msg.get("model"), str) else None)
+            m = msg.get("model")
+            if model is None and isinstance(m, str) and m and not m.startswith("<"):
+                model = m  # "<synthetic>" marks messages Claude Code wrote itself
             mid = msg.get("id") if isinstance(msg.get("id"), str) else f"line{lineno}"
-            if mid not in usage_by_msg:
+            synthetic = isinstance(m, str) and m.startswith("<")  # no model call behind it
+            if mid not in usage_by_msg and not synthetic:
                 usage_by_msg[mid] = _usage(msg.get("usage"))
             for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict) or block.get("type") != "tool_use":
@@ -99,7 +102,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
                                        line=lineno, field="message.content.tool_use")
                 inp = block.get("input") if isinstance(block.get("input"), dict) else {}
                 step = Step(index=len(steps), tool=name, action=_action(name, inp))
-                if mid not in charged:
+                if mid not in charged and mid in usage_by_msg:
                     step.usage = usage_by_msg[mid]
                     charged.add(mid)
                 steps.append(step)
@@ -154,7 +157,11 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 def _observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None
              ) -> None:
     name = step.tool
-    if is_error or name in _LISTING_TOOLS:
+    if is_error:
+        if name in _EDIT_TOOLS:
+            step.edits = []  # the edit was refused ("String to replace not found", ...)
+        return
+    if name in _LISTING_TOOLS:
         return
     if name == "Read":
         f = _rel(_str(inp.get("file_path")), cwd)

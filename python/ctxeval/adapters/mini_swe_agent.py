@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage
-from ..shell import read_shell
+from ..shell import read_shell, split_commands
 from . import ReadOptions
 from .contextbench import CbStep, cb_trajectory, is_contextbench, strict_patch_context
 
@@ -46,7 +48,11 @@ _PATCH_CONTEXT_RE = re.compile(r"<PATCH_CONTEXT>(.*?)</PATCH_CONTEXT>", re.S)
 
 
 def detect(path: Path, head: bytes) -> bool:
-    """A JSON file declaring a mini-swe-agent format, or a ``.traj.json`` with ``messages``."""
+    """A JSON file declaring a mini-swe-agent format, or a ``.traj.json`` with ``messages``.
+
+    A directory only in mini-swe-agent's own run layout (``<id>/<id>.traj.json``), so that a
+    folder mixing several agents' files is left to the other adapters.
+    """
     if path.is_dir():
         return any(_detect_file(p) for p in _files(path)[:3])
     return _detect_head(path, head)
@@ -70,9 +76,11 @@ def _detect_file(path: Path) -> bool:
 
 
 def _files(directory: Path) -> list[Path]:
-    """``<id>.traj.json`` files of a run directory (flat or ``<id>/<id>.traj.json``)."""
-    found = sorted(directory.glob(f"*{_SUFFIX}")) + sorted(directory.glob(f"*/*{_SUFFIX}"))
-    return found
+    """The ``<id>/<id>.traj.json`` files of a run directory (or of one instance directory)."""
+    own = directory / f"{directory.name}{_SUFFIX}"
+    if own.is_file():
+        return [own]
+    return sorted(p for p in directory.glob(f"*/*{_SUFFIX}") if p.name == p.parent.name + _SUFFIX)
 
 
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
@@ -179,23 +187,38 @@ def _observation(text: str) -> tuple[int | None, str, bool]:
     return rc, text, False
 
 
-def _shell_step(index: int, command: str, observation: str | None, cwd: str | None,
-                usage: Usage | None, rc_hint: int | None = None) -> Step:
-    """A bash step: the command read against what its observation showed."""
+def _shell_step(index: int, command: str, observation: str, cwd: str | None,
+                usage: Usage | None, edited: set[str], rc_hint: int | None = None) -> Step:
+    """A bash step: the command read against what its observation showed.
+
+    ``edited`` holds the files changed by earlier steps: the shape of a ``sed -i`` or heredoc
+    edit is unknown, so later views of those files are ``post_edit`` (file-level credit), until
+    ``git checkout``/``git restore`` puts a file back to its base state.
+    """
     step = Step(index=index, action=command, tool="bash", usage=usage)
-    if observation is None:
-        reading = read_shell(command, "", cwd=cwd, returncode=-1)
-        step.edits = reading.edits
-        return step
     rc, output, cut = _observation(observation)
     if rc is None:
         rc = rc_hint
     submitted = _SUBMIT in command and not _RC_RE.search(observation)
     reading = read_shell(command, "" if submitted else output, cwd=cwd,
                          returncode=-1 if submitted else rc, truncated=cut)
-    step.views = [] if submitted else reading.views
+    if not submitted:
+        step.views = [replace(v, post_edit=True) if v.file in edited and not v.post_edit else v
+                      for v in reading.views]
     step.edits = reading.edits
+    edited.update(reading.edits)
+    edited.difference_update(_restored(command, cwd))
     return step
+
+
+def _restored(command: str, cwd: str | None) -> list[str]:
+    """Files a ``git checkout``/``git restore`` in ``command`` puts back to their base state."""
+    out: list[str] = []
+    for argv in split_commands(command):
+        words = [a for a in argv if not a.startswith("-")]
+        if len(words) >= 2 and words[0] == "git" and words[1] in ("checkout", "restore"):
+            out.extend(read_shell(shlex.join(argv), "", cwd=cwd).edits)
+    return out
 
 
 def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Trajectory:
@@ -261,6 +284,7 @@ def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Traj
 def _steps_v1(messages: list[dict[str, Any]], cwd: str | None,
               pattern: re.Pattern[str]) -> list[Step]:
     steps: list[Step] = []
+    edited: set[str] = set()
     for i, msg in enumerate(messages):
         if msg.get("role") != "assistant":
             continue
@@ -273,18 +297,20 @@ def _steps_v1(messages: list[dict[str, Any]], cwd: str | None,
                 steps.append(Step(index=len(steps), action="\n\n".join(blocks),
                                   tool="format_error", usage=usage))
             continue
-        observation = _text(reply.get("content")) if answered and reply else None
-        steps.append(_shell_step(len(steps), blocks[0], observation, cwd, usage))
+        if not answered or reply is None:
+            continue  # never executed: the run stopped before it
+        steps.append(_shell_step(len(steps), blocks[0], _text(reply.get("content")), cwd, usage,
+                                 edited))
     return steps
 
 
 def _steps_v2(messages: list[dict[str, Any]], cwd: str | None) -> list[Step]:
     steps: list[Step] = []
+    edited: set[str] = set()
     by_call: dict[str, dict[str, Any]] = {}
     for m in messages:
         if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
             by_call.setdefault(m["tool_call_id"], m)
-    exit_msg = next((m for m in messages if m.get("role") == "exit"), None)
     for i, msg in enumerate(messages):
         if msg.get("role") != "assistant":
             continue
@@ -308,14 +334,11 @@ def _steps_v2(messages: list[dict[str, Any]], cwd: str | None) -> list[Step]:
                 steps.append(Step(index=len(steps), action=json.dumps(fn)[:2000],
                                   tool="format_error", usage=step_usage))
                 continue
-            if obs_msg is None or obs_msg is exit_msg:
-                obs_text = _text(exit_msg.get("content")) if obs_msg is exit_msg \
-                    and exit_msg is not None else None
-                steps.append(_shell_step(len(steps), command, obs_text, cwd, step_usage))
-                continue
+            if obs_msg is None:
+                continue  # never executed: the run stopped before it
             rc_hint = _num(_get(obs_msg, "extra", "returncode"))
             steps.append(_shell_step(len(steps), command, _text(obs_msg.get("content")), cwd,
-                                     step_usage, rc_hint))
+                                     step_usage, edited, rc_hint))
     return steps
 
 

@@ -216,6 +216,7 @@ def _read_v4(data: dict[str, Any], path: Path) -> Trajectory:
             props = obs.get("properties") if isinstance(obs.get("properties"), dict) else {}
             ok = bool(target) and not props.get("fail_reason") and (
                 "has been edited" in msg or "created successfully" in msg
+                or "undone successfully" in msg
                 or bool(props.get("diff")))
             if target and ok:
                 step.edits = [target]

@@ -6,8 +6,10 @@ assistant's plain messages, the system prompt and ``recall`` events are not step
 observation is the event whose ``cause`` is the action's ``id``.
 
 ``read`` observations are ``cat -n`` blocks and are read line number by line number; ``run``
-commands go through the shell reader; an ``edit`` whose observation carries a unified ``diff``
-is mapped back exactly, any other successful edit makes later views of that file post-edit.
+commands go through the shell reader. An ``edit`` whose observation carries a unified ``diff``
+is mapped back exactly; without one, a ``str_replace``/``insert`` is located from the snippet the
+editor printed when that is unambiguous; any other successful edit makes later views of that file
+post-edit.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..errors import AdapterError, Problem
 from ..model import Step, Trajectory, Usage
 from . import ReadOptions
 from .openhands_completions import clean_bash_output
-from .swe_agent import EditTracker, apply_shell, catn_blocks, hunks_from_diff
+from .swe_agent import EditTracker, apply_shell, catn_blocks, editor_hunk, hunks_from_diff
 
 FORMAT = "openhands"
 PRIORITY = 40
@@ -34,6 +36,8 @@ def detect(path: Path, head: bytes) -> bool:
     if path.is_dir() or not head.lstrip().startswith(b"{"):
         return False
     if b'"instance_id"' not in head or re.search(rb'"trajectory"\s*:\s*\[', head):
+        return False
+    if b'"traj_data"' in head or b'"ctxeval-trajectory/' in head:  # ContextBench / neutral
         return False
     if b'"history"' in head and (b'"source"' in head or b'"test_result"' in head):
         return True
@@ -71,9 +75,14 @@ def _edit_step(step: Step, tr: EditTracker, args: dict[str, Any], obs: dict[str,
     extras = obs.get("extras") if obs and isinstance(obs.get("extras"), dict) else {}
     diff = extras.get("diff") if isinstance(extras, dict) else None
     command = args.get("command")
-    hunks = hunks_from_diff(diff) if isinstance(diff, str) and diff.strip() \
-        and command in ("str_replace", "insert") else None
-    tr.record(tr.key(path, cwd), hunks)
+    key = tr.key(path, cwd)
+    if command == "undo_edit":
+        tr.undo(key)
+    elif command in ("str_replace", "insert"):
+        has_diff = isinstance(diff, str) and bool(diff.strip())
+        tr.record(key, hunks_from_diff(diff) if has_diff else editor_hunk(command, args, text))
+    else:
+        tr.record(key, None)
     step.edits.append(path)
     for blk in catn_blocks(text, default_path=path):
         step.views.extend(tr.views(blk.path or path, blk.ranges, cwd))

@@ -5,6 +5,9 @@ a step (``execute_bash``, ``str_replace_editor``, ``finish``, ...), its result t
 message with the same ``tool_call_id``. Per-call usage is each file's ``response.usage`` and
 ``cost``, attached to the first step of the assistant message that call produced.
 
+Edits are located from the editor's snippet where that is unambiguous (see
+:func:`~ctxeval.adapters.swe_agent.editor_hunk`); otherwise later views of the file are post-edit.
+
 These files carry no patch: it is read from an infer log next to the directory (the text after
 ``Got git diff for instance <id>:`` between two ``--------`` lines); without a log it is None.
 A directory of such instance directories (``llm_completions/`` itself) gives one trajectory each.
@@ -20,7 +23,13 @@ from typing import Any
 from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage
 from . import ReadOptions
-from .swe_agent import EditTracker, apply_shell, catn_blocks, instance_id_from_path
+from .swe_agent import (
+    EditTracker,
+    apply_shell,
+    catn_blocks,
+    editor_hunk,
+    instance_id_from_path,
+)
 
 FORMAT = "openhands-completions"
 PRIORITY = 40
@@ -136,7 +145,11 @@ def _editor(step: Step, tr: EditTracker, args: dict[str, Any], result: str,
             step.views.extend(tr.views(blk.path or path, blk.ranges, cwd))
     elif cmd in ("create", "str_replace", "insert", "undo_edit") \
             and any(s in result for s in _EDIT_OK):
-        tr.record(tr.key(path, cwd), None)
+        key = tr.key(path, cwd)
+        if cmd == "undo_edit":
+            tr.undo(key)
+        else:
+            tr.record(key, editor_hunk(cmd, args, result) if cmd != "create" else None)
         step.edits.append(path)
         for blk in catn_blocks(result, default_path=path):
             step.views.extend(tr.views(blk.path or path, blk.ranges, cwd))

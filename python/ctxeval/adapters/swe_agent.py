@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage, View
+from ..shell import read_shell
 from . import ReadOptions
 
 FORMAT = "swe-agent"
@@ -127,6 +129,81 @@ def catn_blocks(text: str, default_path: str | None = None) -> list[Block]:
             continue
         i += 1
     return blocks
+
+
+def catn_lines(text: str) -> dict[int, str]:
+    """Line number -> text of the first ``cat -n`` block in ``text`` (for checking edits)."""
+    lines = split_lines(text)
+    for i, line in enumerate(lines):
+        if _CATN_HEADER.search(line):
+            out: dict[int, str] = {}
+            last = 0
+            for row in lines[i + 1:]:
+                m = _CATN_LINE.match(row)
+                if not m or int(m.group(1)) <= last:
+                    break
+                last = int(m.group(1))
+                out[last] = row[m.end():]
+            return out
+    return {}
+
+
+_SNIPPET = 4
+"""Context lines the Anthropic-style editor prints around an edit (SWE-agent 1.x, OpenHands)."""
+
+
+def editor_hunk(command: str, args: dict[str, Any], result: str) -> list[Hunk] | None:
+    """The exact change of a successful ``str_replace``/``insert``, or None when not provable.
+
+    The position is derived from the snippet the editor printed (it starts ``_SNIPPET`` lines
+    before the change) and accepted only if the snippet really shows ``new_str`` there.
+    """
+    shown = catn_lines(result)
+    if not shown:
+        return None
+    new = args.get("new_str")
+    new = "" if new is None and command == "str_replace" else new
+    if not isinstance(new, str):
+        return None
+    nc = new.count("\n")
+
+    def shows(first: int) -> bool:
+        rows = [shown.get(first + k) for k in range(nc + 1)]
+        if any(r is None for r in rows):
+            return False
+        text = "\n".join(r for r in rows if r is not None).expandtabs()
+        return new.expandtabs() in text if new.strip() else True
+
+    if command == "insert":
+        at = args.get("insert_line")
+        if isinstance(at, str) and at.strip().isdigit():
+            at = int(at)
+        if not isinstance(at, int) or isinstance(at, bool) or at < 0:
+            return None
+        if min(shown) != max(1, at - _SNIPPET + 1) or not shows(at + 1):
+            return None
+        return [(at + 1, 0, nc + 1)]
+    if command == "str_replace":
+        old = args.get("old_str")
+        if not isinstance(old, str) or not old:
+            return None
+        if not new.strip():  # nothing to recognise the place by (editors differ by a line)
+            return None
+        start, end = min(shown), max(shown)
+        if start > 1:
+            first = start + _SNIPPET
+        else:  # the snippet starts at line 1: only its end can place the change
+            first = end - _SNIPPET - nc
+            if first < 1 or first > _SNIPPET + 1:
+                return None
+        if end > first + _SNIPPET + nc:
+            return None
+        # new_str must be shown there and not one line off (some editor versions print the
+        # snippet one line later): anything ambiguous stays unmapped
+        if [p for p in (first - 1, first, first + 1) if shows(p)] != [first]:
+            return None
+        return [(first, old.count("\n") + 1, nc + 1)]
+    return None
 
 
 def window_blocks(text: str) -> list[Block]:
@@ -270,6 +347,14 @@ class EditTracker:
         else:
             st.history.append(hunks)
 
+    def undo(self, key: str) -> None:
+        """``undo_edit``: drop the last exact edit; after an inexact one nothing is known."""
+        st = self.files.get(key)
+        if st is not None and st.mappable and st.history:
+            st.history.pop()
+        else:
+            self.record(key, None)
+
     def views(self, path: str, ranges: list[tuple[int, int]], cwd: str | None,
               extra: list[Hunk] | None = None, unknown: bool = False) -> list[View]:
         """Views of ``ranges`` of ``path`` as currently numbered, in base coordinates if possible.
@@ -320,8 +405,6 @@ class EditTracker:
 def shell_reading(command: str, output: str, cwd: str | None,
                   returncode: int | None = None) -> tuple[list[View], list[str]]:
     """Views and edited paths of one shell command, read by the shared shell reader."""
-    from ..shell import read_shell  # imported late: the shell reader is a sibling module
-
     reading = read_shell(command, output, cwd=cwd, returncode=returncode)
     return list(reading.views), list(reading.edits)
 
@@ -403,7 +486,6 @@ _ERROR_START = ("Error", "Usage:", "usage:", "No replacement", "ERROR")
 @dataclass(slots=True)
 class _Ctx:
     tracker: EditTracker = field(default_factory=EditTracker)
-    open_file: str | None = None
 
 
 def _state(entry: dict[str, Any]) -> dict[str, Any]:
@@ -468,7 +550,6 @@ def _window_step(step: Step, ctx: _Ctx, cmd: str, action: str, obs: str,
         step.views.extend(tr.views(blk.path, blk.ranges, cwd))
         if blk.total is not None:
             tr.totals[key] = blk.total
-        ctx.open_file = blk.path
 
     if cmd == "search_file":
         lines = split_lines(obs)
@@ -484,6 +565,23 @@ def _window_step(step: Step, ctx: _Ctx, cmd: str, action: str, obs: str,
                 nums.append(int(h.group(1)))
             if nums:
                 step.views.extend(tr.views(m.group("path").strip(), ranges_of(nums), cwd))
+
+
+def _editor_args(action: str) -> dict[str, Any]:
+    """``--name value`` options of a ``str_replace_editor`` command line (shell quoting)."""
+    try:
+        argv = shlex.split(action)
+    except ValueError:
+        return {}
+    out: dict[str, Any] = {}
+    i = 3
+    while i < len(argv):
+        if argv[i].startswith("--") and i + 1 < len(argv):
+            out[argv[i][2:]] = argv[i + 1]
+            i += 2
+        else:
+            i += 1
+    return out
 
 
 _SRE_ARGS = re.compile(r"^str_replace_editor\s+(?P<cmd>\w+)\s+(?P<path>\"[^\"]*\"|'[^']*'|\S+)")
@@ -509,7 +607,12 @@ def _editor_step(step: Step, ctx: _Ctx, action: str, obs: str, cwd: str | None) 
             or ("undone successfully" in obs) or ("Last edit to" in obs)
         if not ok:
             return
-        tr.record(tr.key(path, cwd), None)
+        key = tr.key(path, cwd)
+        if cmd == "undo_edit":
+            tr.undo(key)
+        else:
+            exact = cmd in ("str_replace", "insert")
+            tr.record(key, editor_hunk(cmd, _editor_args(action), obs) if exact else None)
         step.edits.append(path)
         for blk in catn_blocks(obs, default_path=path):
             step.views.extend(tr.views(blk.path or path, blk.ranges, cwd))

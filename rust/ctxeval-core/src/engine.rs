@@ -139,13 +139,13 @@ enum Lines {
 /// A view set resolved against the files: what it covers at each granularity.
 #[derive(Clone, Debug)]
 struct Coverage {
-    files: Vec<bool>,
-    symbols: Vec<bool>,
-    n_files: i64,
-    n_symbols: i64,
+    /// File ids, sorted and distinct.
+    files: Vec<u32>,
+    /// Symbol ids, sorted and distinct.
+    symbols: Vec<u32>,
     bytes: FileMap<u64>,
     lines: Lines,
-    /// Files whose bytes or lines are non-empty (for incremental updates).
+    /// Files whose bytes or lines are non-empty (for incremental updates), sorted.
     touched: Vec<u32>,
 }
 
@@ -170,10 +170,8 @@ impl<'a> Ctx<'a> {
     fn empty(&self) -> Coverage {
         let n = self.files.len();
         Coverage {
-            files: vec![false; n],
-            symbols: vec![false; self.n_symbols],
-            n_files: 0,
-            n_symbols: 0,
+            files: Vec::new(),
+            symbols: Vec::new(),
             bytes: FileMap::with_files(n),
             lines: match self.preset {
                 Preset::Strict => Lines::Clean(FileMap::with_files(n)),
@@ -201,18 +199,18 @@ impl<'a> Ctx<'a> {
                             if let Some((x, y)) = ix.lines_bytes(a, b) {
                                 c.bytes.insert(lv.file, x, y);
                             }
-                            mark(&mut c.files, &mut c.n_files, lv.file);
+                            c.files.push(lv.file);
                         }
                         // A whole-file view of an empty file still shows the file.
                         None if lv.end.is_none() && ix.is_empty() => {
-                            mark(&mut c.files, &mut c.n_files, lv.file);
+                            c.files.push(lv.file);
                         }
                         None => {}
                     }
                 }
                 for &f in vs.files.iter().filter(|&&f| f < n) {
                     if self.index(f).is_some() {
-                        mark(&mut c.files, &mut c.n_files, f);
+                        c.files.push(f);
                     }
                 }
             }
@@ -238,7 +236,7 @@ impl<'a> Ctx<'a> {
                 }
                 // Files are exactly the listed ones.
                 for &f in vs.files.iter().filter(|&&f| f < n) {
-                    mark(&mut c.files, &mut c.n_files, f);
+                    c.files.push(f);
                 }
             }
         }
@@ -246,7 +244,7 @@ impl<'a> Ctx<'a> {
             if let Some(info) = self.files.get(f as usize) {
                 if (i as usize) < info.symbols.len() {
                     let id = self.sym_offset[f as usize] + i;
-                    mark(&mut c.symbols, &mut c.n_symbols, id);
+                    c.symbols.push(id);
                 }
             }
         }
@@ -258,7 +256,7 @@ impl<'a> Ctx<'a> {
                 let base = self.sym_offset[f as usize];
                 for (k, &(s, e)) in self.files[f as usize].symbols.iter().enumerate() {
                     if ranges.overlaps(s, e, touch) {
-                        mark(&mut c.symbols, &mut c.n_symbols, base + k as u32);
+                        c.symbols.push(base + k as u32);
                     }
                 }
             }
@@ -273,20 +271,37 @@ impl<'a> Ctx<'a> {
         touched.sort_unstable();
         touched.dedup();
         c.touched = touched;
+        c.files.sort_unstable();
+        c.files.dedup();
+        c.symbols.sort_unstable();
+        c.symbols.dedup();
         c
     }
 }
 
-fn mark(set: &mut [bool], count: &mut i64, id: u32) {
-    let slot = &mut set[id as usize];
-    if !*slot {
-        *slot = true;
-        *count += 1;
+/// |a ∩ b| of two sorted, distinct id lists.
+fn count_common(a: &[u32], b: &[u32]) -> i64 {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
     }
+    n
 }
 
-fn count_common(a: &[bool], b: &[bool]) -> i64 {
-    a.iter().zip(b).filter(|(x, y)| **x && **y).count() as i64
+fn mask(ids: &[u32], n: usize) -> Vec<bool> {
+    let mut m = vec![false; n];
+    for &i in ids {
+        m[i as usize] = true;
+    }
+    m
 }
 
 impl Coverage {
@@ -319,8 +334,8 @@ impl Coverage {
 
     fn sizes(&self) -> PerGranularity<i64> {
         PerGranularity {
-            file: self.n_files,
-            symbol: self.n_symbols,
+            file: self.files.len() as i64,
+            symbol: self.symbols.len() as i64,
             span: self.bytes.measure() as i64,
             line: self.touched.iter().map(|&f| self.line_size_of(f)).sum(),
         }
@@ -346,6 +361,10 @@ impl Coverage {
 struct Union<'g> {
     cov: Coverage,
     gold: &'g Coverage,
+    gold_files: Vec<bool>,
+    gold_symbols: Vec<bool>,
+    seen_files: Vec<bool>,
+    seen_symbols: Vec<bool>,
     inter: PerGranularity<i64>,
     size: PerGranularity<i64>,
     line_inter_by_file: Vec<i64>,
@@ -354,36 +373,37 @@ struct Union<'g> {
 }
 
 impl<'g> Union<'g> {
-    fn new(empty: Coverage, gold: &'g Coverage) -> Self {
-        let n = empty.files.len();
+    fn new(empty: Coverage, gold: &'g Coverage, n_files: usize, n_symbols: usize) -> Self {
         Self {
             cov: empty,
             gold,
+            gold_files: mask(&gold.files, n_files),
+            gold_symbols: mask(&gold.symbols, n_symbols),
+            seen_files: vec![false; n_files],
+            seen_symbols: vec![false; n_symbols],
             inter: PerGranularity::default(),
             size: PerGranularity::default(),
-            line_inter_by_file: vec![0; n],
-            byte_inter_by_file: vec![0; n],
-            line_size_by_file: vec![0; n],
+            line_inter_by_file: vec![0; n_files],
+            byte_inter_by_file: vec![0; n_files],
+            line_size_by_file: vec![0; n_files],
         }
     }
 
     /// Add one step; returns how much of it was new at each granularity.
     fn add(&mut self, step: &Coverage) -> PerGranularity<i64> {
         let before = self.size;
-        for (i, &on) in step.files.iter().enumerate() {
-            if on && !self.cov.files[i] {
-                self.cov.files[i] = true;
-                self.cov.n_files += 1;
+        for &f in &step.files {
+            if !std::mem::replace(&mut self.seen_files[f as usize], true) {
+                self.cov.files.push(f);
                 self.size.file += 1;
-                self.inter.file += i64::from(self.gold.files[i]);
+                self.inter.file += i64::from(self.gold_files[f as usize]);
             }
         }
-        for (i, &on) in step.symbols.iter().enumerate() {
-            if on && !self.cov.symbols[i] {
-                self.cov.symbols[i] = true;
-                self.cov.n_symbols += 1;
+        for &s in &step.symbols {
+            if !std::mem::replace(&mut self.seen_symbols[s as usize], true) {
+                self.cov.symbols.push(s);
                 self.size.symbol += 1;
-                self.inter.symbol += i64::from(self.gold.symbols[i]);
+                self.inter.symbol += i64::from(self.gold_symbols[s as usize]);
             }
         }
         for &f in &step.touched {
@@ -449,7 +469,7 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
         &inst.steps
     };
 
-    let mut union = Union::new(ctx.empty(), &gold);
+    let mut union = Union::new(ctx.empty(), &gold, inst.files.len(), ctx.n_symbols);
     let mut steps = Vec::with_capacity(step_sets.len());
     let mut viewed_total = PerGranularity::<i64>::default();
     let mut first_gold_step = PerGranularity::<Option<u32>>::default();
@@ -516,6 +536,8 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
         line: redundancy(union_size.line, viewed_total.line),
     };
 
+    union.cov.files.sort_unstable();
+    union.cov.symbols.sort_unstable();
     // Final context: declared, or the union of the steps.
     let final_cov = match &inst.final_context {
         Some(vs) => ctx.resolve(vs, false),
@@ -574,8 +596,9 @@ fn evidence_drop(
     fin: &Coverage,
     seen: PerGranularity<i64>,
 ) -> PerGranularity<i64> {
-    let both = |a: &[bool], b: &[bool], c: &[bool]| {
-        a.iter().zip(b).zip(c).filter(|((x, y), z)| **x && **y && **z).count() as i64
+    let both = |a: &[u32], b: &[u32], c: &[u32]| {
+        a.iter().filter(|x| b.binary_search(x).is_ok() && c.binary_search(x).is_ok()).count()
+            as i64
     };
     let mut span = 0;
     let mut line = 0;

@@ -11,7 +11,8 @@ use ctxeval_core::{
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::intern;
+use pyo3::types::{PyDict, PyList, PyString};
 
 /// Line ↔ byte mapping of one file's exact bytes (built once per blob, shared by instances).
 #[pyclass(frozen, name = "LineIndex", module = "ctxeval._core")]
@@ -176,12 +177,34 @@ fn instance(obj: &Bound<'_, PyAny>) -> PyResult<Instance> {
 
 const GRANULARITIES: [&str; 4] = ["file", "symbol", "span", "line"];
 
+/// Dict keys, created once per interpreter instead of once per value written.
+struct Keys<'py> {
+    gran: [Bound<'py, PyString>; 4],
+    step: Bound<'py, PyString>,
+    coverage: Bound<'py, PyString>,
+    viewed: Bound<'py, PyString>,
+    new: Bound<'py, PyString>,
+}
+
+impl<'py> Keys<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Self {
+            gran: GRANULARITIES.map(|g| PyString::intern(py, g)),
+            step: intern!(py, "step").clone(),
+            coverage: intern!(py, "coverage").clone(),
+            viewed: intern!(py, "viewed").clone(),
+            new: intern!(py, "new").clone(),
+        }
+    }
+}
+
 fn per_gran<'py, T: Copy + IntoPyObject<'py>>(
     py: Python<'py>,
+    keys: &Keys<'py>,
     v: &PerGranularity<T>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    for (k, x) in GRANULARITIES.iter().zip(v.values()) {
+    for (k, x) in keys.gran.iter().zip(v.values()) {
         d.set_item(k, x)?;
     }
     Ok(d)
@@ -198,7 +221,11 @@ fn score_dict<'py>(py: Python<'py>, s: &Score, recall_key: &str) -> PyResult<Bou
     Ok(d)
 }
 
-fn result_dict<'py>(py: Python<'py>, r: &InstanceResult) -> PyResult<Bound<'py, PyDict>> {
+fn result_dict<'py>(
+    py: Python<'py>,
+    keys: &Keys<'py>,
+    r: &InstanceResult,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("num_steps", r.num_steps)?;
     let fin = PyDict::new(py);
@@ -211,18 +238,18 @@ fn result_dict<'py>(py: Python<'py>, r: &InstanceResult) -> PyResult<Bound<'py, 
     let steps = PyList::empty(py);
     for (i, s) in t.steps.iter().enumerate() {
         let sd = PyDict::new(py);
-        sd.set_item("step", i + 1)?;
-        sd.set_item("coverage", per_gran(py, &s.coverage)?)?;
-        sd.set_item("viewed", per_gran(py, &s.viewed)?)?;
-        sd.set_item("new", per_gran(py, &s.new)?)?;
+        sd.set_item(&keys.step, i + 1)?;
+        sd.set_item(&keys.coverage, per_gran(py, keys, &s.coverage)?)?;
+        sd.set_item(&keys.viewed, per_gran(py, keys, &s.viewed)?)?;
+        sd.set_item(&keys.new, per_gran(py, keys, &s.new)?)?;
         steps.append(sd)?;
     }
     traj.set_item("steps", steps)?;
-    traj.set_item("auc_coverage", per_gran(py, &t.auc_coverage)?)?;
-    traj.set_item("redundancy", per_gran(py, &t.redundancy)?)?;
-    traj.set_item("first_gold_step", per_gran(py, &t.first_gold_step)?)?;
-    traj.set_item("seen_gold", per_gran(py, &t.seen_gold)?)?;
-    traj.set_item("evidence_drop", per_gran(py, &t.evidence_drop)?)?;
+    traj.set_item("auc_coverage", per_gran(py, keys, &t.auc_coverage)?)?;
+    traj.set_item("redundancy", per_gran(py, keys, &t.redundancy)?)?;
+    traj.set_item("first_gold_step", per_gran(py, keys, &t.first_gold_step)?)?;
+    traj.set_item("seen_gold", per_gran(py, keys, &t.seen_gold)?)?;
+    traj.set_item("evidence_drop", per_gran(py, keys, &t.evidence_drop)?)?;
     out.set_item("trajectory", traj)?;
     match &r.editloc {
         Some(e) => {
@@ -246,7 +273,7 @@ fn evaluate_instance<'py>(
     let preset = parse_preset(preset)?;
     let inst = self::instance(instance)?;
     let r = py.detach(|| core::evaluate(&inst, preset));
-    result_dict(py, &r)
+    result_dict(py, &Keys::new(py), &r)
 }
 
 /// Score many instances on `threads` worker threads (0: all cores) with the GIL released.
@@ -266,9 +293,10 @@ fn evaluate_batch<'py>(
         })?);
     }
     let results = py.detach(|| core::evaluate_batch(&parsed, preset, threads));
+    let keys = Keys::new(py);
     let out = PyList::empty(py);
     for r in &results {
-        out.append(result_dict(py, r)?)?;
+        out.append(result_dict(py, &keys, r)?)?;
     }
     Ok(out)
 }

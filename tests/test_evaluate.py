@@ -1,0 +1,191 @@
+"""``ctxeval evaluate`` end to end on the bundled example, with numbers worked out by hand.
+
+The example repository (fixtures/example/repos) has ``calc/ops.py`` (35 lines: add 4-5, sub 8-9,
+mul 12-13, div 16-18, class Calculator 21-35 with __init__ 24-25, apply 27-29, divide 31-32,
+reset 34-35) and ``calc/parse.py`` (26 lines: tokenize 8-17, parse 20-26).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import FIXTURES
+
+from ctxeval.cli import main
+
+EX = FIXTURES / "example"
+
+
+def evaluate(tmp_path: Path, *args: str) -> tuple[int, list[dict]]:
+    out = tmp_path / "results.jsonl"
+    code = main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+                 "--out", str(out), "-q", *args])
+    rows = [orjson.loads(x) for x in out.read_bytes().splitlines()] if out.exists() else []
+    return code, rows
+
+
+@pytest.fixture
+def example_rows(tmp_path):
+    code, rows = evaluate(tmp_path, "--run", f"agent-a={EX / 'runs/agent-a.jsonl'}",
+                          "--run", f"agent-b={EX / 'runs/agent-b.jsonl'}")
+    assert code == 0
+    return {(r["run"], r["instance_id"]): r for r in rows}, rows
+
+
+def test_rows_in_input_order(example_rows):
+    _, rows = example_rows
+    assert [(r["run"], r["instance_id"]) for r in rows] == [
+        ("agent-a", "example__calc-1"), ("agent-a", "example__calc-2"),
+        ("agent-b", "example__calc-1"), ("agent-b", "example__calc-2")]
+    assert all(r["status"] == "ok" for r in rows)
+
+
+def test_agent_a_instance_1_by_hand(example_rows):
+    r = example_rows[0][("agent-a", "example__calc-1")]
+    # steps: ls (nothing), grep hit at 16, cat (all 35 lines), sed 28-35, an edit
+    assert r["num_steps"] == 5
+    line = r["final"]["line"]  # final = union = the whole file; gold 16-18 + 31-32
+    assert (line["intersection"], line["gold_size"], line["pred_size"]) == (5, 5, 35)
+    assert line["precision"] == pytest.approx(5 / 35)
+    sym = r["final"]["symbol"]  # gold: div, Calculator (encloses 31-32), divide; pred: all 9
+    assert (sym["intersection"], sym["gold_size"], sym["pred_size"]) == (3, 3, 9)
+    cov = [s["coverage"]["line"] for s in r["trajectory"]["steps"]]
+    assert cov == [0.0, pytest.approx(0.2), 1.0, 1.0, 1.0]
+    assert r["trajectory"]["auc_coverage"]["line"] == pytest.approx(3.2 / 5)
+    # viewed 0 + 1 + 35 + 8 + 0 = 44 lines, 35 distinct
+    assert r["trajectory"]["redundancy"]["line"] == pytest.approx(1 - 35 / 44)
+    # gold patch replaces line 17; the model inserts after line 31: no common line
+    e = r["editloc"]
+    assert (e["intersection"], e["gold_size"], e["pred_size"]) == (0, 1, 1)
+    assert e["file"]["recall"] == 1.0
+    assert r["usage"] == {"input_tokens": 7700, "output_tokens": 330,
+                          "cost": pytest.approx(0.016), "api_calls": None}
+    assert r["final_source"] == "union"
+
+
+def test_agent_a_instance_2_declared_final(example_rows):
+    r = example_rows[0][("agent-a", "example__calc-2")]
+    assert r["final_source"] == "declared"
+    line = r["final"]["line"]  # declared 20-26 against gold 5 + 20-26
+    assert (line["intersection"], line["gold_size"], line["pred_size"]) == (7, 8, 7)
+    assert r["trajectory"]["auc_coverage"]["line"] == pytest.approx((7 / 8 + 1 + 1) / 3)
+    assert r["trajectory"]["redundancy"]["line"] == pytest.approx(1 - 19 / 28)
+    # line 5 was seen in step 2 but is not in the declared final context
+    assert r["trajectory"]["evidence_drop"]["line"] == 1
+    assert r["editloc"]["recall"] == 1.0 and r["resolved"] is True
+
+
+def test_agent_b_symbol_views_resolve(example_rows):
+    r = example_rows[0][("agent-b", "example__calc-1")]
+    line, sym = r["final"]["line"], r["final"]["symbol"]
+    assert (line["coverage"], line["precision"]) == (1.0, 1.0)
+    assert (sym["intersection"], sym["gold_size"], sym["pred_size"]) == (3, 3, 3)
+    r2 = example_rows[0][("agent-b", "example__calc-2")]
+    # tokenize (8-17) and all of ops.py: no gold line; parse.py is the gold file
+    assert r2["final"]["line"]["intersection"] == 0
+    assert r2["final"]["file"]["precision"] == 0.5
+    # no model patch: EditLoc with an empty prediction, never the gold patch
+    assert (r2["editloc"]["pred_size"], r2["editloc"]["recall"]) == (0, 0.0)
+
+
+def test_meta_sidecar(tmp_path):
+    code, _ = evaluate(tmp_path, "--pred", str(EX / "runs/agent-a.jsonl"))
+    meta = json.loads((tmp_path / "results.jsonl.meta.json").read_text())
+    assert code == 0
+    assert meta["preset"] == "strict" and meta["final_policy"] == "declared"
+    assert meta["gold_sources"][0]["sha256"] and len(meta["gold_sources"][0]["sha256"]) == 64
+    assert "tree-sitter" in meta["grammars"]
+
+
+def test_failures_are_rows_and_the_run_finishes(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    # a corrupt trajectory named after a gold instance, and a trajectory with no gold row
+    (runs / "example__calc-1.traj.json").write_text('{"messages": [', encoding="utf-8")
+    good = (EX / "runs/agent-a.jsonl").read_text().splitlines()[1]
+    stray = json.loads(good) | {"instance_id": "example__nope-9"}
+    (runs / "more.jsonl").write_text(good + "\n" + json.dumps(stray) + "\n", encoding="utf-8")
+    code, rows = evaluate(tmp_path, "--pred", str(runs), "--all-gold")
+    assert code == 0
+    by = {r["instance_id"]: r for r in rows}
+    assert by["example__calc-1"]["status"] == "agent_failure"
+    assert by["example__calc-1"]["final"]["line"]["coverage"] == 0.0
+    assert by["example__calc-2"]["status"] == "ok"
+    assert by["example__nope-9"]["status"] == "error"
+    assert by["example__nope-9"]["error"]["kind"] == "missing_gold"
+
+
+def test_missing_repository_is_an_error_row(tmp_path):
+    repos = tmp_path / "empty"
+    repos.mkdir()
+    out = tmp_path / "r.jsonl"
+    code = main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(repos),
+                 "--pred", str(EX / "runs/agent-a.jsonl"), "--out", str(out), "-q"])
+    rows = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    assert code == 0
+    assert {r["status"] for r in rows} == {"error"}
+    msg = rows[0]["error"]["message"]
+    assert "example__calc" in msg and str(tmp_path) not in msg
+
+
+def test_exit_status(tmp_path, capsys):
+    # usage errors: 2; no gold loadable: 1
+    assert main(["evaluate", "--gold", str(EX / "gold.jsonl")]) == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not gold\n")
+    assert main(["evaluate", "--gold", str(bad), "--pred", str(EX / "runs"), "-q",
+                 "--repos", str(EX / "repos")]) == 1
+    assert main(["compare", "x.jsonl"]) == 1
+    assert "not implemented" in capsys.readouterr().err
+
+
+RUNS = ("--run", f"agent-a={EX / 'runs/agent-a.jsonl'}",
+        "--run", f"agent-b={EX / 'runs/agent-b.jsonl'}")
+
+
+def test_jobs_and_resume_keep_rows(tmp_path):
+    code, rows1 = evaluate(tmp_path, *RUNS, "-j", "2")
+    assert code == 0 and len(rows1) == 4
+    out = tmp_path / "results.jsonl"
+    first = out.read_bytes().splitlines()
+    out.write_bytes(b"\n".join(first[:2]) + b"\n")
+    code, rows2 = evaluate(tmp_path, *RUNS, "--resume")
+    assert code == 0
+    assert sorted(orjson.dumps(r) for r in rows2) == sorted(orjson.dumps(r) for r in rows1)
+
+
+def test_no_nan_in_output(tmp_path):
+    code, _ = evaluate(tmp_path, "--pred", str(EX / "runs"))
+    text = (tmp_path / "results.jsonl").read_text()
+    assert code == 0 and "NaN" not in text and "Infinity" not in text
+
+
+def test_report_table(tmp_path, capsys):
+    evaluate(tmp_path, *RUNS)
+    assert main(["report", str(tmp_path / "results.jsonl"), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    # agent-a line AUC: the mean of 3.2/5 and (7/8 + 1 + 1)/3
+    assert summary["agent-a"]["auc.line"] == pytest.approx((0.64 + (7 / 8 + 2) / 3) / 2)
+    # agent-b EditLoc recall: 1 (the gold patch itself) and 0 (no patch)
+    assert summary["agent-b"]["editloc.recall"] == pytest.approx(0.5)
+    assert summary["agent-a"]["n"] == 2
+    assert main(["report", str(tmp_path / "results.jsonl")]) == 0
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].split()[:3] == ["run", "n", "File"]
+
+
+def test_snapshot_copy_is_read_at_its_commit(tmp_path):
+    # the repository may also be a plain snapshot named after the instance
+    repos = tmp_path / "repos"
+    src = next((EX / "repos").iterdir())
+    shutil.copytree(src, repos / "example__calc-1")
+    shutil.copytree(src, repos / "example__calc-2")
+    out = tmp_path / "r.jsonl"
+    assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(repos),
+                 "--pred", str(EX / "runs/agent-a.jsonl"), "--out", str(out), "-q"]) == 0
+    rows = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "ok"]
