@@ -139,6 +139,23 @@ def test_v2_tool_calls(tmp_path: Path) -> None:
     assert t.model_patch == "diff --git a/x b/x\n"
 
 
+def test_v2_recorded_actions_without_tool_calls(tmp_path: Path) -> None:
+    """Text-based v2 runs record the executed commands in ``extra.actions``; replies are users."""
+    data = {"trajectory_format": "mini-swe-agent-1.1", "info": {},
+            "messages": [
+                {"role": "assistant", "content": "```bash\nhead -n 2 a.py\n```",
+                 "extra": {"actions": [{"command": "head -n 2 a.py"}]}},
+                {"role": "user", "content": "<returncode>0</returncode>\n<output>\nx\ny\n"
+                                            "</output>"},
+                {"role": "assistant", "content": "no command here", "extra": {"actions": []}},
+                {"role": "user", "content": "Format error: no command"}]}
+    path = tmp_path / "t__t-2.traj.json"
+    path.write_text(json.dumps(data))
+    t = read(path)
+    assert [(s.tool, vt(s.views)) for s in t.steps] == [
+        ("bash", [("a.py", 1, 2)]), ("format_error", [])]
+
+
 def test_v2_patch_from_exit_message(tmp_path: Path) -> None:
     data = _v2_data()
     del data["info"]["submission"]

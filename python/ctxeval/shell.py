@@ -1091,6 +1091,7 @@ def _edit_targets(simple: _Simple, argv: list[str], ctx: _Ctx, output: str) -> l
 _ERROR_RE = re.compile(
     r"(No such file or directory|Is a directory|[Cc]annot open|can't read|Permission denied|"
     r"Not a directory|cannot access|[Nn]o such file)")
+_CONTEXT_NUM_RE = re.compile(r"-(\d+)-")
 _TAB_RE = re.compile(r"^\s*(\d+)\t")
 _GPOS_RE = re.compile(r"^(\d+)([:-])")
 _HEADER_RE = re.compile(r"^==> (.*) <==$")
@@ -1296,19 +1297,18 @@ def _plan_views(plan: _Plan, ok: bool) -> list[View]:
         return views
     remaining = n
     live = [s for s in st.segs if s.file not in failed]
-    for i, seg in enumerate(live):
+    for seg in live:
         if remaining <= 0:
             break
         length = seg.length
-        if length is None:
+        if length is None:  # to the end of the file
             if plan.cut or (not ok and len(live) > 1):
+                # what was printed, all of it credited to the first file (the others unknown)
                 views.append(View(seg.file, seg.start, seg.start + remaining - 1, pe(seg.file)))
                 break
-            if i == len(live) - 1 or not plan.cut:
-                views.append(View(seg.file, seg.start, None, pe(seg.file)))
-                if i < len(live) - 1:
-                    continue
-            break
+            # complete output: every file of the stream was printed to its end (cat a b)
+            views.append(View(seg.file, seg.start, None, pe(seg.file)))
+            continue
         take = min(length, remaining)
         if take > 0:
             views.append(View(seg.file, seg.start, seg.start + take - 1, pe(seg.file)))
@@ -1357,12 +1357,13 @@ def _grep_file_views(plan: _Plan, lines: list[str], failed: set[str]) -> list[Vi
         if numbered:
             hits.setdefault(name, []).append(int(m.group(2)))
     if numbered:
-        for ln in lines:  # context lines name a file already seen in a match line
-            for name in names:
-                if ln.startswith(name + "-"):
-                    m = re.match(r"(\d+)-", ln[len(name) + 1:])
-                    if m:
-                        hits[name].append(int(m.group(1)))
+        known = set(names)
+        for ln in lines:  # context lines (file-N-text) name a file already seen in a match line
+            if match_re.match(ln):
+                continue
+            for m in _CONTEXT_NUM_RE.finditer(ln):
+                if ln[:m.start()] in known:
+                    hits[ln[:m.start()]].append(int(m.group(1)))
                     break
     views: list[View] = []
     for name in names:
@@ -1573,10 +1574,12 @@ def _read_shell(command: str, output: str, cwd: str | None, returncode: int | No
     _assign(plans, head, truncated, tail)
     ok = returncode in (0, None)
     views: list[View] = []
+    seen: set[View] = set()
     for plan in plans:
         if plan.kind != "view":
             continue
         for v in _plan_views(plan, ok):
-            if v not in views and _DYNAMIC not in v.file:  # relative to an unknown directory
+            if v not in seen and _DYNAMIC not in v.file:  # relative to an unknown directory
+                seen.add(v)
                 views.append(v)
     return ShellReading(views, edits, _dedupe(kinds))

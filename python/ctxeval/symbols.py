@@ -528,15 +528,39 @@ class SymbolExtractor:
     ``stats`` counts ``parsed`` (files parsed), ``cached`` (answers served from the cache),
     ``unknown_language`` and ``parse_failed`` (grammar unusable or crashed; such files have
     no definitions rather than failing the run).
+
+    ``cache_dir``: also consult and fill the on-disk cache there (:mod:`ctxeval.cache`), so
+    that other runs, processes and later evaluations parse each blob once; ``stats`` then also
+    counts ``disk_cached`` (answers read from disk, not counted in ``cached`` or ``parsed``).
+    Only git blob ids are stored on disk: other keys are not content addresses.
+
+    ``incremental``: keep the last tree parsed for each path (up to ``tree_bytes`` of source
+    in all, least recently used dropped first) and parse a new version of that path from it
+    (:mod:`ctxeval.incremental`); the definitions are the same, the parse is cheaper when the
+    versions differ little. ``stats`` then also counts ``incremental`` (parses that reused a
+    tree; they are counted in ``parsed`` too).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: str | os.PathLike[str] | None = None, *,
+                 incremental: bool = False, tree_bytes: int = 32 << 20) -> None:
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, str], list[Definition] | None] = {}
         self._pending: dict[tuple[str, str, str], threading.Event] = {}
         self.stats: dict[str, int] = {
             "parsed": 0, "cached": 0, "unknown_language": 0, "parse_failed": 0,
         }
+        self.disk: Any = None
+        if cache_dir is not None:
+            from .cache import SymbolCache  # cache imports this module
+
+            self.disk = SymbolCache(cache_dir)
+            self.stats["disk_cached"] = 0
+        self.incremental = incremental
+        self._tree_bytes = tree_bytes
+        self._trees: dict[tuple[str, str], tuple[bytes, Any]] = {}  # LRU: insertion order
+        self._trees_size = 0
+        if incremental:
+            self.stats["incremental"] = 0
 
     def _count(self, key: str) -> None:
         with self._lock:
@@ -561,17 +585,58 @@ class SymbolExtractor:
                     break
             event.wait()
         result: list[Definition] | None = None
+        outcome = "parse_failed"
         try:
-            result = _extract_lang(data, lang, preset)
+            if self.disk is not None:
+                result = self.disk.get(blob_id, lang, preset)
+            if result is not None:
+                outcome = "disk_cached"
+            else:
+                result = self._parse(data, path, lang, preset)
+                if result is not None:
+                    outcome = "parsed"
+                    if self.disk is not None:
+                        self.disk.put(blob_id, lang, preset, result)
         except Exception:
             result = None
+            outcome = "parse_failed"
         finally:
             with self._lock:
                 self._cache[key] = result
-                self.stats["parsed" if result is not None else "parse_failed"] += 1
+                self.stats[outcome] += 1
                 del self._pending[key]
             event.set()
         return result
+
+    def _parse(self, data: bytes, path: str, lang: str, preset: str
+               ) -> list[Definition] | None:
+        if not self.incremental:
+            return _extract_lang(data, lang, preset)
+        from .incremental import extract_incremental
+
+        tkey = (path, lang)
+        with self._lock:
+            previous = self._trees.pop(tkey, None)
+            if previous is not None:
+                self._trees_size -= len(previous[0])
+        got = extract_incremental(data, lang, preset, previous)
+        if got is None:
+            return None
+        defs, tree = got
+        with self._lock:
+            if previous is not None:
+                self.stats["incremental"] += 1
+            if len(data) <= self._tree_bytes:
+                old = self._trees.pop(tkey, None)  # another thread may have put one meanwhile
+                if old is not None:
+                    self._trees_size -= len(old[0])
+                self._trees[tkey] = (data, tree)
+                self._trees_size += len(data)
+                while self._trees_size > self._tree_bytes:
+                    _k, (dropped, _t) = next(iter(self._trees.items()))
+                    del self._trees[_k]
+                    self._trees_size -= len(dropped)
+        return defs
 
 
 def format_symbols(defs: Sequence[Definition]) -> str:

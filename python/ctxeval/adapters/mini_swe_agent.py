@@ -4,11 +4,13 @@
   ```` ```bash ```` block, the action; the next user message is the observation
   (``<returncode>N</returncode><output>…</output>``, long outputs as ``<output_head>`` /
   ``<elided_chars>`` / ``<output_tail>``, a timeout as "The last command … timed out"). A message
-  with no block or several gets a format error back: that is a step with no views. A final
-  assistant message nobody answered (plain talk) is not a step.
+  with no block or several gets a format error back: that is a step with no views. An
+  assistant message nobody answered (plain talk at the end, or an action the run stopped before
+  executing) is not a step.
 - v2 (``mini-swe-agent-1.1``): assistant ``tool_calls`` to ``bash`` with a JSON ``command``
-  argument, ``role: tool`` observations matched by ``tool_call_id``, and a final ``role: exit``
-  message carrying the submission. Every tool call is a step.
+  argument (also recorded in ``extra.actions``), ``role: tool`` observations matched by
+  ``tool_call_id``, and a final ``role: exit`` message carrying the submission. Every executed
+  action is a step; the message's token usage goes to its first one.
 
 Views come from :func:`ctxeval.shell.read_shell`, run in ``info.config.environment.cwd``
 (mini-swe-agent runs every command in a fresh shell there, so ``cd`` never carries over). The
@@ -305,6 +307,12 @@ def _steps_v1(messages: list[dict[str, Any]], cwd: str | None,
 
 
 def _steps_v2(messages: list[dict[str, Any]], cwd: str | None) -> list[Step]:
+    """Steps of the tool-call format: one per executed action, observations matched by id.
+
+    The executed actions are ``extra.actions`` where recorded (what mini-swe-agent ran), else
+    the message's ``bash`` tool calls; a message whose calls cannot be parsed was rejected as a
+    whole, which is one step with no views.
+    """
     steps: list[Step] = []
     edited: set[str] = set()
     by_call: dict[str, dict[str, Any]] = {}
@@ -314,32 +322,47 @@ def _steps_v2(messages: list[dict[str, Any]], cwd: str | None) -> list[Step]:
     for i, msg in enumerate(messages):
         if msg.get("role") != "assistant":
             continue
-        calls = [c for c in (msg.get("tool_calls") or []) if isinstance(c, dict)]
         usage = _message_usage(msg)
         later = messages[i + 1:]
-        if not calls:
-            reply = later[0] if later else None
-            if reply is not None and reply.get("role") in ("user", "tool"):
-                steps.append(Step(index=len(steps), action="", tool="format_error",
-                                  usage=usage))
+        nxt = next((k for k, m in enumerate(later) if m.get("role") == "assistant"), len(later))
+        replies = [m for m in later[:nxt] if m.get("role") in ("tool", "user", "exit")]
+        actions = _actions_of(msg)
+        if not actions:
+            if replies:  # rejected: the framework answered with an error
+                steps.append(Step(index=len(steps), action=_text(msg.get("content"))[:2000],
+                                  tool="format_error", usage=usage))
             continue
-        for k, call in enumerate(calls):
-            step_usage = usage if k == 0 else None  # one API call, however many tool calls
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-            command = _command_of(fn)
-            obs_msg = by_call.get(call.get("id")) if isinstance(call.get("id"), str) else None
-            if obs_msg is None:
-                obs_msg = next((m for m in later if m.get("role") in ("tool", "exit")), None)
-            if command is None or fn.get("name") != "bash":
-                steps.append(Step(index=len(steps), action=json.dumps(fn)[:2000],
-                                  tool="format_error", usage=step_usage))
-                continue
-            if obs_msg is None:
+        for k, (command, call_id) in enumerate(actions):
+            obs = by_call.get(call_id) if call_id else None
+            if obs is None and k < len(replies) and not (call_id and replies[k].get("role")
+                                                         == "tool"):
+                obs = replies[k]
+            if obs is None:
                 continue  # never executed: the run stopped before it
-            rc_hint = _num(_get(obs_msg, "extra", "returncode"))
-            steps.append(_shell_step(len(steps), command, _text(obs_msg.get("content")), cwd,
-                                     step_usage, edited, rc_hint))
+            steps.append(_shell_step(len(steps), command, _text(obs.get("content")), cwd,
+                                     usage if k == 0 else None,  # one API call, counted once
+                                     edited, _num(_get(obs, "extra", "returncode"))))
     return steps
+
+
+def _actions_of(msg: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """(command, tool call id) of each action of an assistant message; [] if rejected."""
+    recorded = _get(msg, "extra", "actions")
+    if isinstance(recorded, list) and recorded:
+        out = [(a["command"], a.get("tool_call_id") if isinstance(a.get("tool_call_id"), str)
+                else None) for a in recorded
+               if isinstance(a, dict) and isinstance(a.get("command"), str)]
+        if len(out) == len(recorded):
+            return out
+    calls = [c for c in (msg.get("tool_calls") or []) if isinstance(c, dict)]
+    out = []
+    for c in calls:
+        fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+        command = _command_of(fn)
+        if command is None or fn.get("name") != "bash":
+            return []
+        out.append((command, c.get("id") if isinstance(c.get("id"), str) else None))
+    return out
 
 
 def _command_of(fn: dict[str, Any]) -> str | None:

@@ -164,7 +164,12 @@ impl<'a> Ctx<'a> {
             sym_offset.push(n);
             n += f.symbols.len() as u32;
         }
-        Self { preset, files, sym_offset, n_symbols: n as usize }
+        Self {
+            preset,
+            files,
+            sym_offset,
+            n_symbols: n as usize,
+        }
     }
 
     fn empty(&self) -> Coverage {
@@ -182,7 +187,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn index(&self, file: u32) -> Option<&LineIndex> {
-        self.files.get(file as usize).and_then(|f| f.index.as_deref())
+        self.files
+            .get(file as usize)
+            .and_then(|f| f.index.as_deref())
     }
 
     fn resolve(&self, vs: &ViewSet, is_gold: bool) -> Coverage {
@@ -190,9 +197,13 @@ impl<'a> Ctx<'a> {
         let n = self.files.len() as u32;
         match self.preset {
             Preset::Strict => {
-                let Lines::Clean(lines) = &mut c.lines else { unreachable!() };
+                let Lines::Clean(lines) = &mut c.lines else {
+                    unreachable!()
+                };
                 for lv in vs.lines.iter().filter(|lv| lv.file < n) {
-                    let Some(ix) = self.index(lv.file) else { continue };
+                    let Some(ix) = self.index(lv.file) else {
+                        continue;
+                    };
                     match ix.clip(lv.start, lv.end) {
                         Some((a, b)) => {
                             lines.entry(lv.file).insert_inclusive(a, b);
@@ -215,7 +226,9 @@ impl<'a> Ctx<'a> {
                 }
             }
             Preset::ContextBench => {
-                let Lines::Raw(lines) = &mut c.lines else { unreachable!() };
+                let Lines::Raw(lines) = &mut c.lines else {
+                    unreachable!()
+                };
                 for lv in vs.lines.iter().filter(|lv| lv.file < n) {
                     let ix = self.index(lv.file);
                     let end = match (lv.end, ix) {
@@ -265,7 +278,10 @@ impl<'a> Ctx<'a> {
         match &c.lines {
             Lines::Clean(m) => touched.extend(m.files().map(|(f, _)| f)),
             Lines::Raw(v) => touched.extend(
-                v.iter().enumerate().filter(|(_, r)| !r.is_empty()).map(|(f, _)| f as u32),
+                v.iter()
+                    .enumerate()
+                    .filter(|(_, r)| !r.is_empty())
+                    .map(|(f, _)| f as u32),
             ),
         }
         touched.sort_unstable();
@@ -510,7 +526,11 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
         auc_sum.symbol += coverage.symbol.unwrap_or(0.0);
         auc_sum.span += coverage.span.unwrap_or(0.0);
         auc_sum.line += coverage.line.unwrap_or(0.0);
-        steps.push(StepResult { coverage, viewed, new });
+        steps.push(StepResult {
+            coverage,
+            viewed,
+            new,
+        });
     }
     let t = steps.len();
     let defined = |g: i64, sum: f64| -> Option<f64> {
@@ -526,7 +546,11 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
         file: defined(gold_size.file, auc_sum.file),
         symbol: defined(gold_size.symbol, auc_sum.symbol),
         span: defined(gold_size.span, auc_sum.span),
-        line: if no_gold_lines && t > 0 { Some(0.0) } else { defined(gold_size.line, auc_sum.line) },
+        line: if no_gold_lines && t > 0 {
+            Some(0.0)
+        } else {
+            defined(gold_size.line, auc_sum.line)
+        },
     };
     let union_size = union.size;
     let redundancy = PerGranularity {
@@ -597,13 +621,15 @@ fn evidence_drop(
     seen: PerGranularity<i64>,
 ) -> PerGranularity<i64> {
     let both = |a: &[u32], b: &[u32], c: &[u32]| {
-        a.iter().filter(|x| b.binary_search(x).is_ok() && c.binary_search(x).is_ok()).count()
-            as i64
+        a.iter()
+            .filter(|x| b.binary_search(x).is_ok() && c.binary_search(x).is_ok())
+            .count() as i64
     };
     let mut span = 0;
     let mut line = 0;
     for &f in &union.touched {
-        if let (Some(u), Some(g), Some(p)) = (union.bytes.get(f), gold.bytes.get(f), fin.bytes.get(f))
+        if let (Some(u), Some(g), Some(p)) =
+            (union.bytes.get(f), gold.bytes.get(f), fin.bytes.get(f))
         {
             span += u.intersection(g).intersection_measure(p) as i64;
         }
@@ -628,7 +654,11 @@ fn edit_lines(ctx: &Ctx, es: &EditSet) -> FileMap<u32> {
     let mut m = FileMap::with_files(ctx.files.len());
     for lv in &es.lines {
         let end = lv.end.unwrap_or(lv.start);
-        let (a, b) = if lv.start <= end { (lv.start, end) } else { (end, lv.start) };
+        let (a, b) = if lv.start <= end {
+            (lv.start, end)
+        } else {
+            (end, lv.start)
+        };
         let a = a.max(1);
         if b >= a && b <= i64::from(u32::MAX - 1) {
             m.entry(lv.file).insert_inclusive(a as u32, b as u32);
@@ -665,12 +695,16 @@ fn editloc_strict(ctx: &Ctx, inst: &Instance) -> Option<EditLocResult> {
 /// the gold size is the number of gold context lines.
 fn editloc_contextbench(inst: &Instance, gold: &Coverage) -> Option<EditLocResult> {
     let pred = inst.pred_edits.as_ref()?;
-    let Lines::Raw(gold_lines) = &gold.lines else { return None };
+    let Lines::Raw(gold_lines) = &gold.lines else {
+        return None;
+    };
     let mut pred_count: i64 = 0;
     let mut hits: i64 = 0;
     for lv in &pred.lines {
         let end = lv.end.unwrap_or(lv.start);
-        let ranges = gold_lines.get(lv.file as usize).map_or(&[][..], Vec::as_slice);
+        let ranges = gold_lines
+            .get(lv.file as usize)
+            .map_or(&[][..], Vec::as_slice);
         for line in lv.start..=end {
             pred_count += 1;
             if ranges.iter().any(|&(a, b)| a <= line && line <= b) {
@@ -679,7 +713,11 @@ fn editloc_contextbench(inst: &Instance, gold: &Coverage) -> Option<EditLocResul
         }
     }
     let gold_count: i64 = gold_lines.iter().flatten().map(|&(a, b)| b - a + 1).sum();
-    let ratio = if pred_count > 0 { hits as f64 / pred_count as f64 } else { 0.0 };
+    let ratio = if pred_count > 0 {
+        hits as f64 / pred_count as f64
+    } else {
+        0.0
+    };
     let line = Score {
         coverage: Some(ratio),
         precision: Some(ratio),
@@ -705,12 +743,21 @@ impl<T: Copy> PerGranularity<T> {
     }
 
     pub fn from_fn(mut f: impl FnMut(usize) -> T) -> Self {
-        Self { file: f(0), symbol: f(1), span: f(2), line: f(3) }
+        Self {
+            file: f(0),
+            symbol: f(1),
+            span: f(2),
+            line: f(3),
+        }
     }
 }
 
 /// Score many instances in parallel on `threads` worker threads (0: rayon's default).
-pub fn evaluate_batch(instances: &[Instance], preset: Preset, threads: usize) -> Vec<InstanceResult> {
+pub fn evaluate_batch(
+    instances: &[Instance],
+    preset: Preset,
+    threads: usize,
+) -> Vec<InstanceResult> {
     use rayon::prelude::*;
     let run = || instances.par_iter().map(|i| evaluate(i, preset)).collect();
     if threads == 1 {

@@ -52,7 +52,9 @@ impl<T: Coord> RangeSet<T> {
             .filter(|(a, b)| a < b)
             .collect();
         spans.sort_unstable();
-        Self { spans: merge_sorted(spans) }
+        Self {
+            spans: merge_sorted(spans),
+        }
     }
 
     /// Build from ranges already sorted, disjoint and non-adjacent (checked in debug builds).
@@ -109,8 +111,8 @@ impl<T: Coord> RangeSet<T> {
         let mut all = Vec::with_capacity(self.spans.len() + other.spans.len());
         let (mut i, mut j) = (0, 0);
         while i < self.spans.len() || j < other.spans.len() {
-            let take_left = j >= other.spans.len()
-                || (i < self.spans.len() && self.spans[i] <= other.spans[j]);
+            let take_left =
+                j >= other.spans.len() || (i < self.spans.len() && self.spans[i] <= other.spans[j]);
             if take_left {
                 all.push(self.spans[i]);
                 i += 1;
@@ -119,7 +121,9 @@ impl<T: Coord> RangeSet<T> {
                 j += 1;
             }
         }
-        Self { spans: merge_sorted(all) }
+        Self {
+            spans: merge_sorted(all),
+        }
     }
 
     /// In-place union, cheap when `other` is small (the per-step case).
@@ -250,7 +254,9 @@ impl<T: Coord> FileMap<T> {
     }
 
     pub fn with_files(n: usize) -> Self {
-        Self { files: vec![RangeSet::new(); n] }
+        Self {
+            files: vec![RangeSet::new(); n],
+        }
     }
 
     pub fn get(&self, file: u32) -> Option<&RangeSet<T>> {
@@ -331,9 +337,15 @@ mod tests {
     fn set_operations_by_hand() {
         let a = LineRanges::from_inclusive([(1, 10), (20, 30)]);
         let b = LineRanges::from_inclusive([(5, 25)]);
-        assert_eq!(a.intersection(&b).inclusive().collect::<Vec<_>>(), vec![(5, 10), (20, 25)]);
+        assert_eq!(
+            a.intersection(&b).inclusive().collect::<Vec<_>>(),
+            vec![(5, 10), (20, 25)]
+        );
         assert_eq!(a.intersection_measure(&b), 12);
-        assert_eq!(a.difference(&b).inclusive().collect::<Vec<_>>(), vec![(1, 4), (26, 30)]);
+        assert_eq!(
+            a.difference(&b).inclusive().collect::<Vec<_>>(),
+            vec![(1, 4), (26, 30)]
+        );
         assert_eq!(a.union(&b).inclusive().collect::<Vec<_>>(), vec![(1, 30)]);
     }
 

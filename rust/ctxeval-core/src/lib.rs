@@ -15,8 +15,8 @@ pub mod metrics;
 pub mod rawlines;
 
 pub use engine::{
-    evaluate, evaluate_batch, EditLocResult, EditSet, FileInfo, Instance, InstanceResult,
-    LineView, PerGranularity, Preset, StepResult, TrajectoryResult, ViewSet,
+    evaluate, evaluate_batch, EditLocResult, EditSet, FileInfo, Instance, InstanceResult, LineView,
+    PerGranularity, Preset, StepResult, TrajectoryResult, ViewSet,
 };
 pub use intervals::{ByteRanges, FileMap, LineRanges, RangeSet};
 pub use lineindex::LineIndex;

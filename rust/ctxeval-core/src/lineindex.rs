@@ -24,7 +24,11 @@ impl LineIndex {
                     .filter(|&s| s < len),
             );
         }
-        Self { starts, len, trailing_newline: data.last() == Some(&b'\n') }
+        Self {
+            starts,
+            len,
+            trailing_newline: data.last() == Some(&b'\n'),
+        }
     }
 
     /// Number of bytes of the file.
@@ -85,7 +89,7 @@ impl LineIndex {
         };
         let a = a.max(1);
         let b = b.min(n);
-        (a <= b).then(|| (a as u32, b as u32))
+        (a <= b).then_some((a as u32, b as u32))
     }
 
     /// Offset of the start of line `i + 1` as the ContextBench reference computes it: its table

@@ -41,14 +41,20 @@ impl EmptySetPolicy {
     pub fn coverage(self, inter: i64, gold: i64) -> Option<f64> {
         match self {
             Self::Strict => (gold > 0).then(|| inter as f64 / gold as f64),
-            Self::ContextBench => Some(if gold > 0 { inter as f64 / gold as f64 } else { 1.0 }),
+            Self::ContextBench => Some(if gold > 0 {
+                inter as f64 / gold as f64
+            } else {
+                1.0
+            }),
         }
     }
 
     pub fn score(self, inter: i64, gold: i64, pred: i64) -> Score {
         let (coverage, precision) = match self {
             Self::Strict => {
-                let precision = if pred > 0 { Some(inter as f64 / pred as f64) } else if gold > 0 {
+                let precision = if pred > 0 {
+                    Some(inter as f64 / pred as f64)
+                } else if gold > 0 {
                     Some(0.0)
                 } else {
                     None
@@ -57,14 +63,25 @@ impl EmptySetPolicy {
             }
             Self::ContextBench => (
                 self.coverage(inter, gold),
-                Some(if pred > 0 { inter as f64 / pred as f64 } else { 1.0 }),
+                Some(if pred > 0 {
+                    inter as f64 / pred as f64
+                } else {
+                    1.0
+                }),
             ),
         };
         let f1 = match (coverage, precision) {
             (Some(c), Some(p)) => Some(f1(c, p)),
             _ => None,
         };
-        Score { coverage, precision, f1, intersection: inter, gold_size: gold, pred_size: pred }
+        Score {
+            coverage,
+            precision,
+            f1,
+            intersection: inter,
+            gold_size: gold,
+            pred_size: pred,
+        }
     }
 }
 
@@ -81,9 +98,15 @@ mod tests {
         let g0 = s.score(0, 0, 3);
         assert_eq!((g0.coverage, g0.precision, g0.f1), (None, Some(0.0), None));
         let both0 = s.score(0, 0, 0);
-        assert_eq!((both0.coverage, both0.precision, both0.f1), (None, None, None));
+        assert_eq!(
+            (both0.coverage, both0.precision, both0.f1),
+            (None, None, None)
+        );
         let p0 = s.score(0, 5, 0);
-        assert_eq!((p0.coverage, p0.precision, p0.f1), (Some(0.0), Some(0.0), Some(0.0)));
+        assert_eq!(
+            (p0.coverage, p0.precision, p0.f1),
+            (Some(0.0), Some(0.0), Some(0.0))
+        );
     }
 
     #[test]

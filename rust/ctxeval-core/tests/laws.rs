@@ -10,7 +10,10 @@ fn atoms(r: &ByteRanges) -> BTreeSet<u64> {
 }
 
 fn raw_atoms(pairs: &[(u64, u64)]) -> BTreeSet<u64> {
-    pairs.iter().flat_map(|&(a, b)| a.min(b)..a.max(b)).collect()
+    pairs
+        .iter()
+        .flat_map(|&(a, b)| a.min(b)..a.max(b))
+        .collect()
 }
 
 fn canonical(r: &ByteRanges) -> bool {

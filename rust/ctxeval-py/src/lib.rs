@@ -10,8 +10,8 @@ use ctxeval_core::{
     Score, ViewSet,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::prelude::*;
 use pyo3::intern;
+use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 /// Line ↔ byte mapping of one file's exact bytes (built once per blob, shared by instances).
@@ -30,7 +30,9 @@ impl PyLineIndex {
         } else {
             core::LineIndex::new(data)
         };
-        Self { inner: Arc::new(inner) }
+        Self {
+            inner: Arc::new(inner),
+        }
     }
 
     #[getter]
@@ -70,7 +72,11 @@ impl PyLineIndex {
     }
 
     fn __repr__(&self) -> String {
-        format!("LineIndex(lines={}, bytes={})", self.inner.line_count(), self.inner.len())
+        format!(
+            "LineIndex(lines={}, bytes={})",
+            self.inner.line_count(),
+            self.inner.len()
+        )
     }
 }
 
@@ -93,13 +99,20 @@ fn field_err(what: &str, key: &str, err: PyErr) -> PyErr {
 }
 
 fn lines_of(d: &Bound<'_, PyDict>, what: &str) -> PyResult<Vec<LineView>> {
-    let Some(v) = get(d, "lines")? else { return Ok(Vec::new()) };
+    let Some(v) = get(d, "lines")? else {
+        return Ok(Vec::new());
+    };
     let raw: Vec<(u32, i64, Option<i64>)> = v.extract().map_err(|e| field_err(what, "lines", e))?;
-    Ok(raw.into_iter().map(|(file, start, end)| LineView { file, start, end }).collect())
+    Ok(raw
+        .into_iter()
+        .map(|(file, start, end)| LineView { file, start, end })
+        .collect())
 }
 
 fn view_set(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ViewSet> {
-    let d = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{what}: expected a dict")))?;
+    let d = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("{what}: expected a dict")))?;
     let files = match get(d, "files")? {
         Some(v) => v.extract().map_err(|e| field_err(what, "files", e))?,
         None => Vec::new(),
@@ -109,23 +122,37 @@ fn view_set(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ViewSet> {
         None => Vec::new(),
     };
     let symbols_only = match get(d, "symbols_only")? {
-        Some(v) => v.extract().map_err(|e| field_err(what, "symbols_only", e))?,
+        Some(v) => v
+            .extract()
+            .map_err(|e| field_err(what, "symbols_only", e))?,
         None => false,
     };
-    Ok(ViewSet { lines: lines_of(d, what)?, files, symbols, symbols_only })
+    Ok(ViewSet {
+        lines: lines_of(d, what)?,
+        files,
+        symbols,
+        symbols_only,
+    })
 }
 
 fn edit_set(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<EditSet> {
-    let d = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{what}: expected a dict")))?;
+    let d = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("{what}: expected a dict")))?;
     let files = match get(d, "files")? {
         Some(v) => v.extract().map_err(|e| field_err(what, "files", e))?,
         None => Vec::new(),
     };
-    Ok(EditSet { files, lines: lines_of(d, what)? })
+    Ok(EditSet {
+        files,
+        lines: lines_of(d, what)?,
+    })
 }
 
 fn instance(obj: &Bound<'_, PyAny>) -> PyResult<Instance> {
-    let d = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err("instance: expected a dict"))?;
+    let d = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err("instance: expected a dict"))?;
     let mut files = Vec::new();
     if let Some(list) = get(d, "files")? {
         for (k, item) in list.try_iter()?.enumerate() {
@@ -148,7 +175,9 @@ fn instance(obj: &Bound<'_, PyAny>) -> PyResult<Instance> {
                 None => None,
             };
             let mut symbols: Vec<(u64, u64)> = match get(fd, "symbols")? {
-                Some(v) => v.extract().map_err(|e| field_err(&format!("files[{k}]"), "symbols", e))?,
+                Some(v) => v
+                    .extract()
+                    .map_err(|e| field_err(&format!("files[{k}]"), "symbols", e))?,
                 None => Vec::new(),
             };
             symbols.shrink_to_fit();
@@ -169,9 +198,15 @@ fn instance(obj: &Bound<'_, PyAny>) -> PyResult<Instance> {
         files,
         gold,
         steps,
-        final_context: get(d, "final")?.map(|v| view_set(&v, "final")).transpose()?,
-        gold_edits: get(d, "gold_edits")?.map(|v| edit_set(&v, "gold_edits")).transpose()?,
-        pred_edits: get(d, "pred_edits")?.map(|v| edit_set(&v, "pred_edits")).transpose()?,
+        final_context: get(d, "final")?
+            .map(|v| view_set(&v, "final"))
+            .transpose()?,
+        gold_edits: get(d, "gold_edits")?
+            .map(|v| edit_set(&v, "gold_edits"))
+            .transpose()?,
+        pred_edits: get(d, "pred_edits")?
+            .map(|v| edit_set(&v, "pred_edits"))
+            .transpose()?,
     })
 }
 
@@ -288,9 +323,10 @@ fn evaluate_batch<'py>(
     let preset = parse_preset(preset)?;
     let mut parsed = Vec::new();
     for (k, item) in instances.try_iter()?.enumerate() {
-        parsed.push(self::instance(&item?).map_err(|e| {
-            PyValueError::new_err(format!("instances[{k}]: {}", e.value(py)))
-        })?);
+        parsed.push(
+            self::instance(&item?)
+                .map_err(|e| PyValueError::new_err(format!("instances[{k}]: {}", e.value(py))))?,
+        );
     }
     let results = py.detach(|| core::evaluate_batch(&parsed, preset, threads));
     let keys = Keys::new(py);
@@ -312,7 +348,9 @@ fn score<'py>(
     pred_size: i64,
     preset: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = parse_preset(preset)?.empty_sets().score(intersection, gold_size, pred_size);
+    let s = parse_preset(preset)?
+        .empty_sets()
+        .score(intersection, gold_size, pred_size);
     score_dict(py, &s, "coverage")
 }
 
@@ -322,30 +360,43 @@ type Pairs<T> = Vec<(T, T)>;
 /// adjacent ones.
 #[pyfunction]
 fn lines_normalize(ranges: Pairs<u32>) -> Pairs<u32> {
-    core::LineRanges::from_inclusive(ranges).inclusive().collect()
+    core::LineRanges::from_inclusive(ranges)
+        .inclusive()
+        .collect()
 }
 
 /// The inclusive line ranges covering a list of line numbers (consecutive lines joined).
 #[pyfunction]
 fn lines_from_numbers(lines: Vec<u32>) -> Pairs<u32> {
-    core::LineRanges::from_inclusive(lines.into_iter().map(|l| (l, l))).inclusive().collect()
+    core::LineRanges::from_inclusive(lines.into_iter().map(|l| (l, l)))
+        .inclusive()
+        .collect()
 }
 
 #[pyfunction]
 fn lines_union(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
-    let (a, b) = (core::LineRanges::from_inclusive(a), core::LineRanges::from_inclusive(b));
+    let (a, b) = (
+        core::LineRanges::from_inclusive(a),
+        core::LineRanges::from_inclusive(b),
+    );
     a.union(&b).inclusive().collect()
 }
 
 #[pyfunction]
 fn lines_intersection(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
-    let (a, b) = (core::LineRanges::from_inclusive(a), core::LineRanges::from_inclusive(b));
+    let (a, b) = (
+        core::LineRanges::from_inclusive(a),
+        core::LineRanges::from_inclusive(b),
+    );
     a.intersection(&b).inclusive().collect()
 }
 
 #[pyfunction]
 fn lines_difference(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
-    let (a, b) = (core::LineRanges::from_inclusive(a), core::LineRanges::from_inclusive(b));
+    let (a, b) = (
+        core::LineRanges::from_inclusive(a),
+        core::LineRanges::from_inclusive(b),
+    );
     a.difference(&b).inclusive().collect()
 }
 
@@ -362,19 +413,28 @@ fn bytes_normalize(ranges: Pairs<u64>) -> Pairs<u64> {
 
 #[pyfunction]
 fn bytes_union(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
-    let (a, b) = (core::ByteRanges::from_ranges(a), core::ByteRanges::from_ranges(b));
+    let (a, b) = (
+        core::ByteRanges::from_ranges(a),
+        core::ByteRanges::from_ranges(b),
+    );
     a.union(&b).spans().to_vec()
 }
 
 #[pyfunction]
 fn bytes_intersection(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
-    let (a, b) = (core::ByteRanges::from_ranges(a), core::ByteRanges::from_ranges(b));
+    let (a, b) = (
+        core::ByteRanges::from_ranges(a),
+        core::ByteRanges::from_ranges(b),
+    );
     a.intersection(&b).spans().to_vec()
 }
 
 #[pyfunction]
 fn bytes_difference(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
-    let (a, b) = (core::ByteRanges::from_ranges(a), core::ByteRanges::from_ranges(b));
+    let (a, b) = (
+        core::ByteRanges::from_ranges(a),
+        core::ByteRanges::from_ranges(b),
+    );
     a.difference(&b).spans().to_vec()
 }
 

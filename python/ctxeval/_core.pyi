@@ -1,0 +1,84 @@
+"""Type stubs of the native module ``ctxeval._core`` (Rust, PyO3).
+
+The engine's input is a plain dict (see :func:`evaluate_instance`); file ids are positions in
+its ``files`` list, symbol ids are ``(file id, position in that file's symbols)``.
+"""
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, TypedDict
+
+__version__: str
+
+Preset = Literal["strict", "contextbench"]
+LineTriple = tuple[int, int, int | None]
+
+class LineIndex:
+    """Line ↔ byte mapping of one file's exact bytes; lines include their newline."""
+
+    def __init__(self, data: bytes) -> None: ...
+    @property
+    def line_count(self) -> int: ...
+    @property
+    def byte_len(self) -> int: ...
+    @property
+    def ends_with_newline(self) -> bool: ...
+    def line_bytes(self, line: int) -> tuple[int, int] | None:
+        """Half-open byte range of a 1-based line, newline included."""
+    def lines_bytes(self, first: int, last: int) -> tuple[int, int] | None: ...
+    def line_of(self, byte: int) -> int | None:
+        """The 1-based line holding a byte offset."""
+    def clip(self, start: int, end: int | None = None) -> tuple[int, int] | None:
+        """Clip an inclusive range to the file (None end: to the end; reversed: swapped)."""
+    def __len__(self) -> int: ...
+
+class FileEntry(TypedDict, total=False):
+    index: LineIndex | None  # None: the file does not exist at the base commit
+    symbols: Sequence[tuple[int, int]]  # definitions as half-open byte ranges
+
+class ViewSet(TypedDict, total=False):
+    lines: Sequence[LineTriple]  # (file, start, end or None = to the end)
+    files: Sequence[int]  # file-level-only views
+    symbols: Sequence[tuple[int, int]]  # definitions shown by name
+    symbols_only: bool  # do not add definitions overlapped by the lines
+
+class EditSet(TypedDict, total=False):
+    files: Sequence[int]
+    lines: Sequence[LineTriple]
+
+class Instance(TypedDict, total=False):
+    files: Sequence[FileEntry]
+    gold: ViewSet
+    steps: Sequence[ViewSet]
+    final: ViewSet | None  # None: the union of the steps
+    gold_edits: EditSet | None  # None: no gold patch, EditLoc is null
+    pred_edits: EditSet | None  # None: no model patch
+
+def evaluate_instance(instance: Instance, preset: Preset = "strict") -> dict[str, Any]:
+    """Every metric of one instance: ``num_steps``, ``final``, ``trajectory``, ``editloc``."""
+
+def evaluate_batch(
+    instances: Iterable[Instance], preset: Preset = "strict", threads: int = 0
+) -> list[dict[str, Any]]:
+    """Many instances on ``threads`` worker threads (0: all cores), GIL released, in order."""
+
+def score(intersection: int, gold_size: int, pred_size: int, preset: Preset = "strict"
+          ) -> dict[str, Any]:
+    """Coverage, precision and F1 from counts with the preset's empty-set conventions."""
+
+def lines_normalize(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]: ...
+def lines_from_numbers(lines: Sequence[int]) -> list[tuple[int, int]]: ...
+def lines_union(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]
+                ) -> list[tuple[int, int]]: ...
+def lines_intersection(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]
+                       ) -> list[tuple[int, int]]: ...
+def lines_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]
+                     ) -> list[tuple[int, int]]: ...
+def lines_measure(ranges: Sequence[tuple[int, int]]) -> int: ...
+def bytes_normalize(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]: ...
+def bytes_union(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]
+                ) -> list[tuple[int, int]]: ...
+def bytes_intersection(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]
+                       ) -> list[tuple[int, int]]: ...
+def bytes_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]
+                     ) -> list[tuple[int, int]]: ...
+def bytes_measure(ranges: Sequence[tuple[int, int]]) -> int: ...

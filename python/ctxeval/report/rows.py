@@ -1,0 +1,54 @@
+"""Reading result rows for reports: field access by dotted path, grouping by run and field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..results import read_rows
+
+NO_GROUP = "(none)"
+
+
+def load_rows(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """All rows of the given results files, in order (a bad line raises an InputError)."""
+    return [row for p in paths for row in read_rows(p)]
+
+
+def field_value(row: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path (``final.line.f1``), None where any step is missing."""
+    cur: Any = row
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def group_label(row: dict[str, Any], by: str) -> str:
+    """The --by label of a row: the field's value as text, ``(none)`` when absent."""
+    v = field_value(row, by)
+    if v is None or v == "":
+        return NO_GROUP
+    if isinstance(v, bool):
+        return str(v).lower()
+    return str(v)
+
+
+def group_rows(rows: Sequence[dict[str, Any]], by: str | None
+               ) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Rows keyed by (run, group): runs in order of first appearance, groups sorted in a run."""
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for r in rows:
+        run = str(r.get("run") or "-")
+        group = group_label(r, by) if by else ""
+        runs.setdefault(run, {}).setdefault(group, []).append(r)
+    return {(run, g): groups[g] for run, groups in runs.items() for g in sorted(groups)}
+
+
+def scored_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The rows that enter averages (ok and agent failures) and the count of evaluator errors,
+    which are left out of every average."""
+    scored = [r for r in rows if r.get("status", "ok") != "error"]
+    return scored, len(rows) - len(scored)

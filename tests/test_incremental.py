@@ -1,0 +1,287 @@
+"""Incremental re-parsing gives exactly the definitions of a fresh parse.
+
+The edits are checked on their own (applied to the bytes they reproduce the new version, and
+every point they state is where that byte is), then the definitions of incrementally parsed
+versions are compared with :func:`ctxeval.symbols.extract` over random line edits of real
+source files in several languages (the parity suite's toy repositories) and of hand-written
+ones, through chains of versions, under both presets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import PARITY, requires_parity
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxeval.incremental import compute_edits, extract_incremental, parse, reparse
+from ctxeval.symbols import PRESETS, SymbolExtractor, _load, _parser, extract, language_for_path
+
+# Small sources for languages the parity repositories do not cover; bodies vary so that
+# line edits move definitions in and out of each other.
+_HANDWRITTEN: dict[str, bytes] = {
+    "lib/bank.rb": b"""module Bank
+  class Account
+    def initialize(owner)
+      @owner = owner
+    end
+
+    def deposit(amount)
+      @balance += amount
+    end
+  end
+
+  def self.open(name)
+    Account.new(name)
+  end
+end
+""",
+    "src/Shapes.kt": b"""package shapes
+
+interface Shape {
+    fun area(): Double
+}
+
+class Circle(val r: Double) : Shape {
+    override fun area(): Double = 3.14 * r * r
+    fun scale(k: Double): Circle {
+        return Circle(r * k)
+    }
+}
+
+object Registry {
+    fun all(): List<Shape> = listOf()
+}
+""",
+    "app/models.py": b"""class Base:
+    def save(self):
+        return True
+
+    class Meta:
+        ordering = ["id"]
+
+
+def helper(x):
+    def inner(y):
+        return y + 1
+    return inner(x)
+
+
+class Child(Base):
+    def save(self):
+        return super().save()
+""",
+    "web/main.js": b"""const add = (a, b) => a + b;
+
+function Queue() {
+  this.items = [];
+}
+
+Queue.prototype.push = function (x) {
+  this.items.push(x);
+};
+
+class Stack {
+  push(x) { return x; }
+  pop() {
+    return null;
+  }
+}
+
+export default { add, Queue, Stack };
+""",
+}
+
+
+def _parity_sources() -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    repos = PARITY / "repos"
+    if not repos.is_dir():
+        return out
+    for p in sorted(repos.rglob("*")):
+        rel = p.relative_to(repos).as_posix()
+        if p.is_file() and language_for_path(rel) is not None:
+            out[rel] = p.read_bytes()
+    return out
+
+
+_PARITY = _parity_sources()
+_ALL = {**_HANDWRITTEN, **_PARITY}
+
+
+def _point(doc: bytes, offset: int) -> tuple[int, int]:
+    row = doc.count(b"\n", 0, offset)
+    return (row, offset - (doc.rfind(b"\n", 0, offset) + 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# The edits themselves.
+
+def _check_edits(old: bytes, new: bytes) -> None:
+    doc = old
+    for e in compute_edits(old, new):
+        assert e.start_point == _point(doc, e.start_byte)
+        assert e.old_end_point == _point(doc, e.old_end_byte)
+        doc = doc[:e.start_byte] + new[e.start_byte:e.new_end_byte] + doc[e.old_end_byte:]
+        assert e.new_end_point == _point(doc, e.new_end_byte)
+    assert doc == new
+
+
+_chunks = st.lists(st.sampled_from([b"a", b"b\n", b"\r\n", b"\n", b"x = 1\n", b"\xc3\xa9",
+                                    b"def f():\n", b"  ", b"}"]), max_size=40).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=_chunks, new=_chunks)
+def test_edits_reproduce_the_new_bytes_with_exact_points(old: bytes, new: bytes) -> None:
+    _check_edits(old, new)
+
+
+def test_edits_of_known_changes() -> None:
+    old = b"a\nb\nc\nd\n"
+    assert compute_edits(old, old) == []
+    (e,) = compute_edits(old, b"a\nB\nc\nd\n")
+    assert (e.start_byte, e.old_end_byte, e.new_end_byte) == (2, 4, 4)
+    assert (e.start_point, e.old_end_point, e.new_end_point) == ((1, 0), (2, 0), (2, 0))
+    # Two separate changes: the second is stated after the first (a line longer) is applied.
+    first, second = compute_edits(old, b"a\nbb\nc\nD\n")
+    assert (first.start_byte, first.old_end_byte, first.new_end_byte) == (2, 4, 5)
+    assert (second.start_byte, second.old_end_byte, second.new_end_byte) == (7, 9, 9)
+    # No final newline: the end point is on the last line.
+    (e,) = compute_edits(b"a\nb", b"a\nbc")
+    assert (e.start_point, e.old_end_point, e.new_end_point) == ((1, 0), (1, 1), (1, 2))
+
+
+# ---------------------------------------------------------------------------------------------
+# Definitions of incrementally parsed versions.
+
+@st.composite
+def _versions(draw: st.DrawFn, sources: dict[str, bytes]) -> tuple[str, list[bytes]]:
+    """A file and 2-4 versions of it, each a few line edits away from the one before."""
+    path = draw(st.sampled_from(sorted(sources)))
+    lines = sources[path].splitlines(keepends=True)
+    pool = list(dict.fromkeys(lines)) + [b"\n", b"// note\n", b"# note\n", b"}\n", b"    x\n"]
+    versions = [b"".join(lines)]
+    for _ in range(draw(st.integers(1, 3))):
+        cur = list(lines)
+        for _ in range(draw(st.integers(1, 4))):
+            op = draw(st.sampled_from(["insert", "delete", "replace", "rename", "move"]))
+            i = draw(st.integers(0, max(len(cur) - 1, 0)))
+            if op == "insert" or not cur:
+                cur.insert(i, draw(st.sampled_from(pool)))
+            elif op == "delete":
+                del cur[i]
+            elif op == "replace":
+                cur[i] = draw(st.sampled_from(pool))
+            elif op == "rename":  # an identifier changes: names and byte ranges move
+                cur[i] = cur[i].replace(b"a", b"aa", 1).replace(b"e", b"E", 1)
+            else:
+                j = draw(st.integers(0, len(cur) - 1))
+                cur.insert(j, cur.pop(i))
+        lines = cur
+        versions.append(b"".join(lines))
+    return path, versions
+
+
+def _check_chain(path: str, versions: list[bytes]) -> None:
+    for preset in PRESETS:
+        lang = language_for_path(path)
+        assert lang is not None
+        got = extract_incremental(versions[0], lang, preset)
+        assert got is not None
+        defs, tree = got
+        assert defs == extract(versions[0], path, preset=preset)
+        for prev, new in zip(versions, versions[1:], strict=False):
+            got = extract_incremental(new, lang, preset, (prev, tree))
+            assert got is not None
+            defs, tree = got
+            assert defs == extract(new, path, preset=preset), (path, preset)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_versions(_HANDWRITTEN))
+def test_incremental_equals_fresh_on_handwritten_sources(case: tuple[str, list[bytes]]) -> None:
+    _check_chain(*case)
+
+
+@requires_parity
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_versions(_PARITY or {"none.py": b""}))
+def test_incremental_equals_fresh_on_parity_sources(case: tuple[str, list[bytes]]) -> None:
+    _check_chain(*case)
+
+
+@requires_parity
+def test_parity_sources_cover_the_target_languages() -> None:
+    langs = {language_for_path(p) for p in _PARITY}
+    assert {"python", "javascript", "typescript", "java", "go", "rust", "c", "cpp"} <= langs
+
+
+@requires_parity
+def test_real_edit_reuses_the_tree_and_keeps_definitions() -> None:
+    """A real change to py_ledger/ledger/fmt.py: `money` gains a parameter and `label` a line."""
+    path = "py_ledger/ledger/fmt.py"
+    old = _PARITY[path]
+    assert b"def money(amount, currency=\"EUR\"):" in old
+    new = old.replace(b'def money(amount, currency="EUR"):',
+                      b'def money(amount, currency="EUR", places=2):')
+    new = new.replace(b"    return name.strip().title()\n",
+                      b"    name = name.strip()\n    return name.title()\n")
+    parser = _parser("python", _load("python").language)
+    old_tree = parser.parse(old)
+    tree = reparse(parser, old_tree, old, new)
+    assert not tree.root_node.has_error
+    assert len(compute_edits(old, new)) == 2
+    got = extract_incremental(new, "python", "strict", (old, old_tree))
+    assert got is not None
+    defs = got[0]
+    assert defs == extract(new, path)
+    # fmt.py defines money (lines 7-9), label (12-14) and table (17-22); label is now one
+    # line longer and table moves down by one.
+    assert [(d.name, d.start_line, d.end_line) for d in defs] == [
+        ("money", 7, 9), ("label", 12, 15), ("table", 18, 23)]
+
+
+def test_broken_version_falls_back_to_a_fresh_parse() -> None:
+    old = _HANDWRITTEN["app/models.py"]
+    new = old.replace(b"def helper(x):", b"def helper(x:")
+    tree = parse(old, "python")
+    assert tree is not None
+    got = extract_incremental(new, "python", "strict", (old, tree))
+    assert got is not None and got[0] == extract(new, "app/models.py")
+
+
+def test_extractor_reuses_trees_per_path(tmp_path: Path) -> None:
+    ex = SymbolExtractor(incremental=True)
+    path = "app/models.py"
+    v1 = _HANDWRITTEN[path]
+    v2 = v1.replace(b"return y + 1", b"return y + 2")
+    v3 = v2 + b"\n\ndef extra():\n    pass\n"
+    for i, data in enumerate((v1, v2, v3)):
+        assert ex.get(f"{i:040x}", data, path) == extract(data, path)
+    assert ex.stats["parsed"] == 3 and ex.stats["incremental"] == 2
+    # Same bytes again under a known id: the memory cache answers, no parse.
+    assert ex.get(f"{2:040x}", v3, path) == extract(v3, path)
+    assert ex.stats["cached"] == 1
+    assert [d.name for d in ex.get(f"{3:040x}", v3, path) or []][-1] == "extra"
+
+
+def test_extractor_tree_memory_is_bounded() -> None:
+    ex = SymbolExtractor(incremental=True, tree_bytes=600)
+    for i, path in enumerate(sorted(_HANDWRITTEN)):
+        ex.get(f"{i:040x}", _HANDWRITTEN[path], path)
+    assert ex._trees_size <= 600
+    assert len(ex._trees) < len(_HANDWRITTEN)
+
+
+@pytest.mark.parametrize("path", sorted(_HANDWRITTEN))
+def test_unchanged_bytes_give_the_same_definitions(path: str) -> None:
+    data = _ALL[path]
+    lang = language_for_path(path)
+    assert lang is not None
+    tree = parse(data, lang)
+    assert tree is not None
+    got = extract_incremental(data, lang, "strict", (data, tree))
+    assert got is not None and got[0] == extract(data, path)
