@@ -197,6 +197,24 @@ def test_post_edit_until_restored(tmp_path: Path) -> None:
     assert t.steps[1].edits == ["a.py"] and t.steps[3].edits == ["a.py"]
 
 
+def test_post_edit_through_git_stash(tmp_path: Path) -> None:
+    def turn(cmd: str, out: str) -> list[dict]:
+        obs = f"<returncode>0</returncode>\n<output>\n{out}</output>"
+        return [{"role": "assistant", "content": f"```bash\n{cmd}\n```"},
+                {"role": "user", "content": obs}]
+
+    msgs = [*turn("cat > a.py <<'EOF'\nx\nEOF", ""), *turn("git stash", "Saved\n"),
+            *turn("grep -n x a.py", "2:x\n"), *turn("git stash pop", "On branch\n"),
+            *turn("grep -n x a.py", "1:x\n"), *turn("git reset --hard", ""),
+            *turn("grep -n x a.py", "2:x\n")]
+    path = tmp_path / "t__t-3.traj.json"
+    path.write_text(json.dumps({"trajectory_format": "mini-swe-agent-1", "info": {},
+                                "messages": msgs}))
+    t = read(path)
+    assert [vt(s.views) for s in t.steps] == [
+        [], [], [("a.py", 2, 2)], [], [("a.py", 1, 1, "post_edit")], [], [("a.py", 2, 2)]]
+
+
 def test_bad_input_raises_adapter_error(tmp_path: Path) -> None:
     bad = tmp_path / "a.traj.json"
     bad.write_text("{not json")
@@ -371,3 +389,26 @@ def test_contextbench_empty_trajectory() -> None:
     t = read(PARITY / "trajs/toy__java_bank-9/t4/toy__java_bank-9.traj.json",
              preset="contextbench")
     assert t.final_context == [] and t.extra.get("cb_no_context") is True
+
+
+def _expected_pred_files() -> dict[str, list[str]]:
+    """The reference's final predicted files (after its path resolution) per miniswe file."""
+    out = {}
+    for line in (PARITY / "expected" / "details.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row.get("pred_file", "").endswith(".traj.json") and "pred_files" in row:
+            out[row["pred_file"]] = row["pred_files"]
+    return out
+
+
+@requires_parity
+def test_contextbench_final_files_match_the_reference() -> None:
+    expected = _expected_pred_files()
+    assert len(expected) == 8
+    for pred_file, files in expected.items():
+        t = read(PARITY / pred_file, preset="contextbench")
+        ours = {v.file for v in t.final_context or []}
+        # the reference resolves candidate paths by suffix against the repository
+        resolved = {f for f in files if any(o == f or o.endswith("/" + f) for o in ours)}
+        assert resolved == set(files), pred_file
+        assert len(ours) == len(files), pred_file

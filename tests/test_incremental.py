@@ -9,14 +9,22 @@ ones, through chains of versions, under both presets.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
-from conftest import PARITY, requires_parity
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxeval.incremental import compute_edits, extract_incremental, parse, reparse
+from conftest import PARITY, requires_parity
+from ctxeval.incremental import (
+    compute_edits,
+    definitions,
+    edit_tree,
+    extract_incremental,
+    parse,
+    reparse,
+)
 from ctxeval.symbols import PRESETS, SymbolExtractor, _load, _parser, extract, language_for_path
 
 # Small sources for languages the parity repositories do not cover; bodies vary so that
@@ -109,6 +117,7 @@ def _parity_sources() -> dict[str, bytes]:
 
 _PARITY = _parity_sources()
 _ALL = {**_HANDWRITTEN, **_PARITY}
+_RAW_CLEAN = [0]  # versions whose raw incremental tree had no error (checked directly)
 
 
 def _point(doc: bytes, offset: int) -> tuple[int, int]:
@@ -162,7 +171,7 @@ def _versions(draw: st.DrawFn, sources: dict[str, bytes]) -> tuple[str, list[byt
     """A file and 2-4 versions of it, each a few line edits away from the one before."""
     path = draw(st.sampled_from(sorted(sources)))
     lines = sources[path].splitlines(keepends=True)
-    pool = list(dict.fromkeys(lines)) + [b"\n", b"// note\n", b"# note\n", b"}\n", b"    x\n"]
+    pool = [*list(dict.fromkeys(lines)), b"\n", b"// note\n", b"# note\n", b"}\n", b"    x\n"]
     versions = [b"".join(lines)]
     for _ in range(draw(st.integers(1, 3))):
         cur = list(lines)
@@ -193,11 +202,18 @@ def _check_chain(path: str, versions: list[bytes]) -> None:
         assert got is not None
         defs, tree = got
         assert defs == extract(versions[0], path, preset=preset)
-        for prev, new in zip(versions, versions[1:], strict=False):
+        for prev, new in itertools.pairwise(versions):
+            fresh = extract(new, path, preset=preset)
+            # The raw incremental tree (before any fallback) when it parsed cleanly.
+            raw = _parser(lang, _load(lang).language).parse(
+                new, edit_tree(tree, compute_edits(prev, new)))
+            if not raw.root_node.has_error:
+                _RAW_CLEAN[0] += 1
+                assert definitions(raw, lang, preset) == fresh, (path, preset)
             got = extract_incremental(new, lang, preset, (prev, tree))
             assert got is not None
             defs, tree = got
-            assert defs == extract(new, path, preset=preset), (path, preset)
+            assert defs == fresh, (path, preset)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -285,3 +301,11 @@ def test_unchanged_bytes_give_the_same_definitions(path: str) -> None:
     assert tree is not None
     got = extract_incremental(data, lang, "strict", (data, tree))
     assert got is not None and got[0] == extract(data, path)
+
+
+def test_random_chains_mostly_exercise_the_raw_incremental_tree() -> None:
+    """Guard against a generator that only ever produces broken code (then only the fresh
+    fallback would be compared)."""
+    before = _RAW_CLEAN[0]
+    test_incremental_equals_fresh_on_handwritten_sources()
+    assert _RAW_CLEAN[0] - before >= 50

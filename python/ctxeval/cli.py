@@ -65,6 +65,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if not runs:
         _err("evaluate needs --pred PATH or --run NAME=PATH")
         return EXIT_USAGE
+    for spec in args.results or []:
+        name, sep, path = spec.partition("=")
+        targets = [r for r in runs if r.name == name] if sep else runs
+        if sep and not targets:
+            _err(f"--results names run {name!r}, which is not among the runs")
+            return EXIT_USAGE
+        for r in targets:
+            r.results.append(path if sep else spec)
     if args.jobs < 1:
         _err("-j/--jobs must be at least 1")
         return EXIT_USAGE
@@ -109,6 +117,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "a run named after the path")
     p.add_argument("--run", action="append", metavar="NAME=PATH",
                    help="a named run; repeat a NAME to give it several paths")
+    p.add_argument("--results", action="append", metavar="[NAME=]PATH",
+                   help="benchmark results giving resolved status (SWE-bench report JSON, a "
+                        "run summary with resolved ids, or a directory of them) for run NAME, "
+                        "or for every run without NAME; repeatable")
     p.add_argument("--repos", metavar="DIR", help="directory of repositories or snapshots")
     p.add_argument("--fetch", action="store_true",
                    help="clone missing repositories (blobless) into --repos")

@@ -23,6 +23,7 @@ from .inputs import ReadResult, guess_instance_id, read_inputs
 from .model import GoldInstance, Trajectory, Usage
 from .prepare import FinalPolicy, Notes, Preparer
 from .repo import RepoCache
+from .resolved import ResolvedTable, load_resolved
 from .results import RowWriter, error_row, read_rows, write_meta
 from .symbols import SymbolExtractor, grammar_versions
 
@@ -31,10 +32,12 @@ BATCH = 64
 
 @dataclass(slots=True)
 class RunSpec:
-    """One named run: the inputs holding its trajectories."""
+    """One named run: the inputs holding its trajectories, and optionally its results files
+    (resolved status where the trajectories do not record it)."""
 
     name: str
     inputs: list[str]
+    results: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -113,7 +116,7 @@ def _usage(traj: Trajectory) -> Usage | None:
 
 def _row(gold: GoldInstance, traj: Trajectory | None, run: str, preset: str, final_policy: str,
          notes: Notes, metrics: dict[str, Any], status: str, pred_file: str | None,
-         reason: str | None = None) -> dict[str, Any]:
+         reason: str | None = None, resolved: bool | None = None) -> dict[str, Any]:
     traj_metrics = metrics["trajectory"]
     row: dict[str, Any] = {
         "instance_id": traj.instance_id if traj is not None else gold.instance_id,
@@ -140,7 +143,8 @@ def _row(gold: GoldInstance, traj: Trajectory | None, run: str, preset: str, fin
         row["editloc_reason"] = "no gold patch" if not gold.patch else "gold patch unreadable"
     usage = _usage(traj) if traj is not None else None
     row["usage"] = None if usage is None else usage.to_json()
-    row["resolved"] = traj.resolved if traj is not None else None
+    row["resolved"] = traj.resolved if traj is not None and traj.resolved is not None \
+        else resolved
     row["unresolved_paths"] = sorted(set(notes.unresolved_paths))
     row["unresolved_symbols"] = sorted(set(notes.unresolved_symbols))
     if notes.warnings:
@@ -161,6 +165,7 @@ class _Pending:
     status: str
     pred_file: str | None
     reason: str | None = None
+    resolved: bool | None = None
 
 
 def make_preparer(symbols: SymbolExtractor, preset: str, final_policy: FinalPolicy):
@@ -191,7 +196,7 @@ class Evaluator:
         results = _core.evaluate_batch([p.inst for p in batch], self.preset, self.jobs)
         for p, metrics in zip(batch, results, strict=True):
             yield _row(p.gold, p.traj, run, self.preset, self.final_policy, p.notes, metrics,
-                       p.status, p.pred_file, p.reason)
+                       p.status, p.pred_file, p.reason, p.resolved)
 
     def _prepare(self, gold: GoldInstance, traj: Trajectory | None, run: str, status: str,
                  pred_file: str | None, reason: str | None = None
@@ -217,6 +222,9 @@ class Evaluator:
         covered: set[str] = set()
         batch: list[_Pending] = []
         options = ReadOptions(preset=self.preset, run=spec.name)
+        resolved = ResolvedTable()
+        for path in spec.results:
+            resolved.update(load_resolved(path))
 
         def flush() -> Iterator[dict[str, Any]]:
             if batch:
@@ -228,6 +236,8 @@ class Evaluator:
                 yield from flush()
                 yield item
             else:
+                iid = item.traj.instance_id if item.traj is not None else item.gold.instance_id
+                item.resolved = resolved.get(iid)
                 batch.append(item)
                 if len(batch) >= BATCH:
                     yield from flush()

@@ -6,6 +6,11 @@ command into pipelines, models what each pipeline prints (which lines of which f
 order, with which line-number prefixes) and then reads the observation to credit only what was
 really printed. Where the output prints line numbers they win over what the command implies.
 
+Paths stay as the command wrote them, joined with the working directory when one is known (``cd``
+moves it for the later commands of the same string; ``bash -c`` and ``( … )`` run in a child).
+Files named by an expansion (``$F``, ``*.py``, ``~``) are never credited under that name. A view of
+a file the same command edited before (``sed -i … f && cat f``) is ``post_edit``.
+
 Known limits (deliberately conservative, never crediting what may not have been shown):
 
 - a filtered stream without printed numbers (``grep x f`` without ``-n``, ``sed -n '/re/,/re/p'``)
@@ -811,7 +816,8 @@ def _stage_of(argv: list[str], stdin: _Stream | None, ctx: _Ctx, raw: dict[str, 
     args = argv[1:]
     if name in ("cat", "less", "more", "bat", "batcat"):
         opts, files = _split_opts(args, {"--style", "-r", "--line-range", "-l", "--language"})
-        files = [f for f in files if f != "-"]
+        files = [f for f in files if f != "-" and not (name in ("less", "more")
+                                                       and f.startswith("+"))]
         if not files:
             return stdin if stdin is not None else _Stream("none")
         paths = [ctx.path(f) for f in files]

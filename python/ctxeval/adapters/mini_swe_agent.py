@@ -189,14 +189,41 @@ def _observation(text: str) -> tuple[int | None, str, bool]:
     return rc, text, False
 
 
-def _shell_step(index: int, command: str, observation: str, cwd: str | None,
-                usage: Usage | None, edited: set[str], rc_hint: int | None = None) -> Step:
-    """A bash step: the command read against what its observation showed.
+class _Edits:
+    """Files changed so far, whose later views are in edited coordinates.
 
-    ``edited`` holds the files changed by earlier steps: the shape of a ``sed -i`` or heredoc
-    edit is unknown, so later views of those files are ``post_edit`` (file-level credit), until
-    ``git checkout``/``git restore`` puts a file back to its base state.
+    The shape of a ``sed -i`` or heredoc edit is unknown, so those views are ``post_edit``
+    (file-level credit) until git puts the file back: ``git checkout``/``git restore`` of it,
+    ``git checkout .``, ``git reset --hard``, or ``git stash`` (undone by ``git stash pop``).
     """
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.stash: list[set[str]] = []
+
+    def after(self, command: str, edits: list[str], cwd: str | None) -> None:
+        self.files.update(edits)
+        for argv in split_commands(command):
+            words = [a for a in argv if not a.startswith("-")]
+            if len(words) < 2 or words[0] != "git":
+                continue
+            sub, rest = words[1], words[2:]
+            everything = (sub in ("checkout", "restore") and "." in rest) \
+                or (sub == "reset" and "--hard" in argv)
+            if everything:
+                self.files.clear()
+            elif sub in ("checkout", "restore"):
+                self.files.difference_update(read_shell(shlex.join(argv), "", cwd=cwd).edits)
+            elif sub == "stash" and (not rest or rest[0] in ("push", "save")):
+                self.stash.append(set(self.files))
+                self.files.clear()
+            elif sub == "stash" and rest[0] in ("pop", "apply") and self.stash:
+                self.files |= self.stash.pop() if rest[0] == "pop" else self.stash[-1]
+
+
+def _shell_step(index: int, command: str, observation: str, cwd: str | None,
+                usage: Usage | None, edited: _Edits, rc_hint: int | None = None) -> Step:
+    """A bash step: the command read against what its observation showed."""
     step = Step(index=index, action=command, tool="bash", usage=usage)
     rc, output, cut = _observation(observation)
     if rc is None:
@@ -205,22 +232,11 @@ def _shell_step(index: int, command: str, observation: str, cwd: str | None,
     reading = read_shell(command, "" if submitted else output, cwd=cwd,
                          returncode=-1 if submitted else rc, truncated=cut)
     if not submitted:
-        step.views = [replace(v, post_edit=True) if v.file in edited and not v.post_edit else v
-                      for v in reading.views]
+        step.views = [replace(v, post_edit=True) if v.file in edited.files and not v.post_edit
+                      else v for v in reading.views]
     step.edits = reading.edits
-    edited.update(reading.edits)
-    edited.difference_update(_restored(command, cwd))
+    edited.after(command, reading.edits, cwd)
     return step
-
-
-def _restored(command: str, cwd: str | None) -> list[str]:
-    """Files a ``git checkout``/``git restore`` in ``command`` puts back to their base state."""
-    out: list[str] = []
-    for argv in split_commands(command):
-        words = [a for a in argv if not a.startswith("-")]
-        if len(words) >= 2 and words[0] == "git" and words[1] in ("checkout", "restore"):
-            out.extend(read_shell(shlex.join(argv), "", cwd=cwd).edits)
-    return out
 
 
 def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Trajectory:
@@ -286,7 +302,7 @@ def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Traj
 def _steps_v1(messages: list[dict[str, Any]], cwd: str | None,
               pattern: re.Pattern[str]) -> list[Step]:
     steps: list[Step] = []
-    edited: set[str] = set()
+    edited = _Edits()
     for i, msg in enumerate(messages):
         if msg.get("role") != "assistant":
             continue
@@ -314,7 +330,7 @@ def _steps_v2(messages: list[dict[str, Any]], cwd: str | None) -> list[Step]:
     whole, which is one step with no views.
     """
     steps: list[Step] = []
-    edited: set[str] = set()
+    edited = _Edits()
     by_call: dict[str, dict[str, Any]] = {}
     for m in messages:
         if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
@@ -354,7 +370,8 @@ def _actions_of(msg: dict[str, Any]) -> list[tuple[str, str | None]]:
                if isinstance(a, dict) and isinstance(a.get("command"), str)]
         if len(out) == len(recorded):
             return out
-    calls = [c for c in (msg.get("tool_calls") or []) if isinstance(c, dict)]
+    raw_calls = msg.get("tool_calls")
+    calls = [c for c in raw_calls if isinstance(c, dict)] if isinstance(raw_calls, list) else []
     out = []
     for c in calls:
         fn = c.get("function") if isinstance(c.get("function"), dict) else {}

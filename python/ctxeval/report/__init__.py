@@ -1,111 +1,75 @@
-"""Reports: the statistics are computed once per run (:func:`summarise`); each output format
-is a view of that summary."""
+"""Reports of result rows. The statistics are computed once per view into a :class:`Report`
+(:func:`build_leaderboard`, :func:`build_exploration`); every format is a view of it
+(:func:`render`, :func:`render_html`).
+
+    rows = load_rows(["results.jsonl"])
+    print(render(build_leaderboard(rows, by="language", ci=True), "md", ci=True))
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .. import _core
-from ..results import finite, read_rows
+from ..results import finite
+from . import csv, latex, markdown, text
+from .exploration import build_exploration, instance_metrics
+from .leaderboard import COLUMNS, DEFAULT_METRICS, CostOptions, build_leaderboard
+from .rows import field_value, load_rows
+from .table import Cell, Column, Report, Row, Table
 
-GRANS = ("file", "symbol", "span", "line")
+__all__ = [
+    "COLUMNS", "DEFAULT_METRICS", "FORMATS", "Cell", "Column", "CostOptions", "Report", "Row",
+    "Table", "build_exploration", "build_leaderboard", "field_value", "instance_metrics",
+    "load_rows", "render", "render_html", "render_report",
+]
 
-#: (column, label) of the leaderboard table, in order.
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("n", "n"),
-    ("file.coverage", "File cov"), ("file.precision", "File prec"), ("file.f1", "File F1"),
-    ("symbol.coverage", "Sym cov"), ("symbol.precision", "Sym prec"), ("symbol.f1", "Sym F1"),
-    ("span.coverage", "Span cov"), ("span.precision", "Span prec"), ("span.f1", "Span F1"),
-    ("line.coverage", "Line cov"), ("line.precision", "Line prec"), ("line.f1", "Line F1"),
-    ("editloc.recall", "EditLoc rec"), ("editloc.precision", "EditLoc prec"),
-    ("auc.line", "AUC line"), ("redundancy.line", "Red. line"),
-    ("files", "#files"), ("lines", "#lines"), ("steps", "steps"),
-)
+FORMATS = ("table", "md", "latex", "csv", "json", "html")
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
-def summarise(rows: Sequence[dict[str, Any]], *, micro: bool = False) -> dict[str, Any]:
-    """Per-run aggregates of ok and agent-failure rows (errors are left out and counted)."""
-    runs: dict[str, list[dict[str, Any]]] = {}
-    errors: dict[str, int] = {}
-    preset = "strict"
-    for r in rows:
-        run = str(r.get("run"))
-        if r.get("status") == "error":
-            errors[run] = errors.get(run, 0) + 1
-            runs.setdefault(run, [])
-            continue
-        preset = r.get("preset", preset)
-        runs.setdefault(run, []).append(r)
-    out: dict[str, Any] = {}
-    for run, rs in runs.items():
-        s: dict[str, Any] = {"n": len(rs), "errors": errors.get(run, 0),
-                             "agent_failures": sum(r.get("status") == "agent_failure"
-                                                   for r in rs)}
-        for g in GRANS:
-            finals = [r["final"][g] for r in rs if r.get("final")]
-            if micro:
-                sc = _core.score(sum(f["intersection"] for f in finals),
-                                 sum(f["gold_size"] for f in finals),
-                                 sum(f["pred_size"] for f in finals), preset)
-                for k in ("coverage", "precision", "f1"):
-                    s[f"{g}.{k}"] = sc[k] if finals else None
-            else:
-                for k in ("coverage", "precision", "f1"):
-                    s[f"{g}.{k}"] = _mean(f.get(k) for f in finals)
-            s[f"auc.{g}"] = _mean(r["trajectory"]["auc_coverage"][g] for r in rs
-                                  if r.get("trajectory"))
-            s[f"redundancy.{g}"] = _mean(r["trajectory"]["redundancy"][g] for r in rs
-                                         if r.get("trajectory"))
-        edits = [r["editloc"] for r in rs if r.get("editloc")]
-        s["editloc.recall"] = _mean(e.get("recall") for e in edits)
-        s["editloc.precision"] = _mean(e.get("precision") for e in edits)
-        s["files"] = _mean(r["final"]["file"]["pred_size"] for r in rs if r.get("final"))
-        s["lines"] = _mean(r["final"]["line"]["pred_size"] for r in rs if r.get("final"))
-        s["steps"] = _mean(r.get("num_steps") for r in rs)
-        resolved = [r.get("resolved") for r in rs if r.get("resolved") is not None]
-        s["resolved_rate"] = (sum(bool(x) for x in resolved) / len(resolved)) if resolved else None
-        out[run] = s
-    return out
-
-
-def _fmt(v: Any, key: str) -> str:
-    if v is None:
-        return "-"
-    if key in ("n", "errors"):
-        return str(v)
-    if key in ("files", "lines", "steps"):
-        return f"{v:.1f}"
-    return f"{v:.3f}"
-
-
-def _table(summary: dict[str, Any], markdown: bool) -> str:
-    header = ["run", *(label for _, label in COLUMNS)]
-    body = [[run, *(_fmt(s.get(k), k) for k, _ in COLUMNS)] for run, s in summary.items()]
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |",
-                 "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in body]
-        return "\n".join(lines) + "\n"
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
-    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*row) for row in body]
-    return "\n".join(lines) + "\n"
-
-
-def render_report(paths: Sequence[str | Path], *, fmt: str = "table", micro: bool = False) -> str:
-    rows = [r for p in paths for r in read_rows(p)]
-    summary = summarise(rows, micro=micro)
+def render(report: Report, fmt: str = "table", *, ci: bool = False) -> str:
+    """A report as text in one of the non-HTML formats."""
     if fmt == "json":
-        return orjson.dumps(finite(summary), option=orjson.OPT_INDENT_2).decode() + "\n"
-    note = "micro averages" if micro else "macro means over instances"
-    return _table(summary, markdown=(fmt == "md")) + f"({note}; errors left out)\n"
+        return orjson.dumps(finite(report.to_json()), option=orjson.OPT_INDENT_2).decode() + "\n"
+    module = {"table": text, "md": markdown, "latex": latex, "csv": csv}.get(fmt)
+    if module is None:
+        raise ValueError(f"unknown report format {fmt!r}; one of {', '.join(FORMATS)}")
+    return module.render(report, ci=ci)
+
+
+def render_html(rows: Sequence[dict[str, Any]], *, by: str | None = None,
+                metrics: str | Sequence[str] | None = None, micro: bool = False,
+                ci: bool = False, cost: CostOptions | None = None, plots: bool = True,
+                sources: Sequence[str] = ()) -> str:
+    """One self-contained HTML page: leaderboard, exploration and (with matplotlib) the plots.
+    Without matplotlib the page says so instead of failing."""
+    from . import html
+    from . import plots as plotting
+
+    reports = [build_leaderboard(rows, by=by, metrics=metrics, micro=micro, ci=ci, cost=cost),
+               build_exploration(rows, by=by)]
+    svgs: dict[str, str] | None = None
+    note = None
+    if plots and plotting.have_matplotlib():
+        svgs = {name: plotting.svg_text(fig, name)
+                for name, fig in plotting.figures(rows, cost).items()}
+    elif plots:
+        note = "plots need matplotlib: pip install 'ctxeval[plot]'"
+    return html.render(reports, plots=svgs, plot_note=note, ci=ci, sources=sources)
+
+
+def render_report(paths: Sequence[str | Path], *, fmt: str = "table", micro: bool = False,
+                  view: str = "leaderboard", **options: Any) -> str:
+    """Read results files and render one view (the command's work, for use from Python)."""
+    rows = load_rows(paths)
+    if fmt == "html":
+        return render_html(rows, micro=micro, sources=[str(p) for p in paths], **options)
+    ci = bool(options.get("ci"))
+    if view == "exploration":
+        report = build_exploration(rows, by=options.get("by"))
+    else:
+        report = build_leaderboard(rows, micro=micro, **options)
+    return render(report, fmt, ci=ci)

@@ -16,7 +16,7 @@ from typing import Any
 from .rows import field_value, group_rows, scored_rows
 from .table import Cell, Column, Report, Row, Table
 
-#: per-instance quantities: (key, label, better, digits, help).
+#: per-instance quantities; ``better`` says which way is better, for readers of the JSON.
 INSTANCE_COLUMNS: tuple[Column, ...] = (
     Column("steps", "steps", None, 0, "steps (actions)"),
     Column("lines_per_step", "lines/step", None, 1, "mean lines shown per step"),
@@ -128,7 +128,7 @@ def build_exploration(rows: Sequence[dict[str, Any]], *, by: str | None = None) 
             mixes[(run, group)] = mix
     label = [("run", "run")] + ([(by, by)] if by else [])
     inst = Table("instances", "Exploration per instance", [*label, ("instance_id", "instance")],
-                 list(INSTANCE_COLUMNS), inst_rows, block_key=None)
+                 list(INSTANCE_COLUMNS), inst_rows, mark_best=False)
     dist = Table("distributions", "Exploration: distributions per run",
                  [*label, ("quantity", "quantity")], list(_STATS), dist_rows)
     tables = [inst, dist]

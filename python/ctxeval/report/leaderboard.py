@@ -103,11 +103,10 @@ def select_metrics(spec: str | Sequence[str] | None) -> list[Column]:
 
 
 def _macro(values: list[Any], ci: bool) -> Cell:
-    vals = [float(v) for v in values if v is not None]
-    cell = Cell(sum(vals) / len(vals) if vals else None, n=len(vals),
-                nulls=len(values) - len(vals))
-    if ci and len(vals) > 1:
-        stats = importlib.import_module("ctxeval.stats")
+    stats = importlib.import_module("ctxeval.stats")
+    vals = stats.clean(values)
+    cell = Cell(stats.mean(vals), n=len(vals), nulls=len(values) - len(vals))
+    if ci and vals:
         got = stats.bootstrap_ci(vals)
         cell.ci = (float(got[0]), float(got[1])) if got else None
     return cell
@@ -159,22 +158,30 @@ def _value_of(row: dict[str, Any], key: str) -> Any:
     return None if part is None else part.get(key.rsplit(".", 1)[1])
 
 
-def _cost_cells(rows: list[dict[str, Any]], opts: CostOptions) -> dict[str, Cell]:
+def _use_resolved(rows: Sequence[dict[str, Any]], opts: CostOptions) -> bool:
+    """Pass on resolved when asked, or by default when no threshold is given and the rows
+    record resolution; decided once for all runs so that their pass rates are comparable."""
+    if opts.use_resolved is not None:
+        return opts.use_resolved
+    return opts.threshold is None and any(r.get("resolved") is not None for r in rows)
+
+
+def _cost_cells(rows: list[dict[str, Any]], opts: CostOptions, use_resolved: bool
+                ) -> dict[str, Cell]:
     tokens = importlib.import_module("ctxeval.tokens")
-    use_resolved = opts.use_resolved
-    if use_resolved is None:
-        use_resolved = opts.threshold is None and any(r.get("resolved") is not None
-                                                      for r in rows)
     m = tokens.run_cost_metrics(rows, score_field=opts.score_field, threshold=opts.threshold,
                                 use_resolved=use_resolved)
     n = len(rows)
+    n_pass = int(m.get("n_pass_known") or 0)
+    n_score = int(m.get("n_scored") or 0)
     no_pass = "no_pass" if m.get("no_pass") else None
     return {
-        "mean_score": Cell(m.get("mean_score"), n),
-        "pass_rate": Cell(m.get("pass_rate"), n),
-        "cost_of_pass": Cell(m.get("cost_of_pass_tokens"), n, flag=no_pass),
-        "cost_of_pass_cost": Cell(m.get("cost_of_pass_cost"), n, flag=no_pass),
-        "token_efficiency": Cell(m.get("token_efficiency"), n),
+        "mean_score": Cell(m.get("mean_score"), n_score, n - n_score),
+        "pass_rate": Cell(m.get("pass_rate"), n_pass, n - n_pass),
+        "cost_of_pass": Cell(m.get("cost_of_pass_tokens"), n_pass, n - n_pass, flag=no_pass),
+        "cost_of_pass_cost": Cell(m.get("cost_of_pass_cost"), n_pass, n - n_pass,
+                                  flag=no_pass),
+        "token_efficiency": Cell(m.get("token_efficiency"), n_score, n - n_score),
     }
 
 
@@ -213,6 +220,8 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
     want_cost = bool(keys & set(_COST_KEYS))
     table_rows: list[Row] = []
     preset = next((str(r["preset"]) for r in rows if r.get("preset")), "strict")
+    use_resolved = _use_resolved(rows, cost)
+    counts: list[str] = []
     for (run, group), members in group_rows(rows, by).items():
         scored, errors = scored_rows(members)
         labels = {"run": run}
@@ -233,26 +242,33 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
             else:
                 cells[col.key] = _macro([_value_of(r, col.key) for r in scored], ci)
         if want_cost:
-            cells.update(_cost_cells(scored, cost) if scored else
+            cells.update(_cost_cells(scored, cost, use_resolved) if scored else
                          {k: Cell(None) for k in _COST_KEYS if k != "pareto"})
-            for k in ("cost", "input_tokens"):
+            for k in ("cost", "input_tokens", "output_tokens"):
                 if k not in cells:
                     cells[k] = _macro([_value_of(r, k) for r in scored], False)
         table_rows.append(Row(labels, cells))
+        failed = cells["agent_failures"].value
+        if errors or failed:
+            who = " / ".join(labels.values())
+            counts.append(f"{who}: {errors} evaluator errors left out, {failed} agent "
+                          "failures scored 0")
     notes = [
         ("micro averages (Σ intersection / Σ size) for final-context and EditLoc columns"
          if micro else "macro means over instances")
         + "; AUC, redundancy, sizes and usage are means over instances; nulls are left out "
-          "and counted; evaluator errors are left out (column err)",
+          "and counted; evaluator errors are left out of every average",
     ]
+    notes += counts
     if ci:
         notes.append("[lo, hi]: bootstrap 95% interval of the mean"
                      + (" (not computed for micro ratios)" if micro else ""))
+    cost_used = None
     if want_cost:
         cost_used = _pareto(table_rows, cost, by) if "pareto" in keys else None
         notes.append(f"score field: {cost.score_field}; pass: "
-                     + (f"score >= {cost.threshold}" if cost.threshold is not None
-                        else "resolved where recorded, else as tokens.py decides")
+                     + ("resolved" if use_resolved else
+                        f"score >= {cost.threshold if cost.threshold is not None else 0.7}")
                      + "; 'inf': no instance passed"
                      + (f"; Pareto on (score, {cost_used})" if cost_used else ""))
     for r in table_rows:
@@ -264,4 +280,4 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
                   block_key=by)
     return Report("leaderboard", [table], notes,
                   meta={"aggregation": "micro" if micro else "macro", "preset": preset,
-                        "by": by})
+                        "by": by, "pareto_cost": cost_used})

@@ -64,6 +64,8 @@ class Table:
     notes: list[str] = field(default_factory=list)
     #: label key whose value separates blocks for best-in-column marks (e.g. the --by group).
     block_key: str | None = None
+    #: whether formats mark the best value per column (not in per-instance listings).
+    mark_best: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,10 +111,7 @@ def format_value(cell: Cell | None, col: Column, *, ci: bool = False) -> str:
         return "-"
     if isinstance(v, str):
         return v
-    if isinstance(v, bool) or isinstance(v, int):
-        text = str(int(v)) if col.digits == 0 or isinstance(v, bool) else f"{v:.{col.digits}f}"
-    else:
-        text = f"{v:.{col.digits}f}"
+    text = f"{v:.{col.digits}f}"
     if ci and cell.ci is not None:
         text += f" [{cell.ci[0]:.{col.digits}f}, {cell.ci[1]:.{col.digits}f}]"
     return text
@@ -121,7 +120,7 @@ def format_value(cell: Cell | None, col: Column, *, ci: bool = False) -> str:
 def best_rows(table: Table, col: Column) -> set[int]:
     """Indexes of the rows holding the best value of a column, per block, compared at the
     displayed precision (so that ties on paper are all marked). Empty when no direction."""
-    if col.better is None:
+    if col.better is None or not table.mark_best:
         return set()
     blocks: dict[str, list[tuple[int, float]]] = {}
     for i, row in enumerate(table.rows):
