@@ -149,11 +149,23 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .adapters import ReadOptions
     from .adapters.neutral import dumps
+    from .errors import CtxevalError, RepoError
+    from .gold import load_gold
     from .inputs import read_inputs
+    from .repo import RepoCache
+    from .resolve import TrajectoryResolver
+    from .symbols import SymbolExtractor
 
     opts = ReadOptions(preset=args.preset, instance_id=args.instance_id, run=args.run)
+    try:
+        gold = load_gold(args.gold) if args.gold else None
+    except CtxevalError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    repos = RepoCache(Path(args.repos), fetch=args.fetch) if args.repos else None
+    symbols = SymbolExtractor()
     out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")  # noqa: SIM115
-    n = bad = 0
+    n = bad = unresolved = 0
     try:
         for res in read_inputs(args.inputs, fmt=args.format, options=opts):
             if res.problem is not None:
@@ -161,13 +173,30 @@ def _cmd_convert(args: argparse.Namespace) -> int:
                 _err(str(res.problem))
                 continue
             for traj in res.trajectories:
+                if repos is not None:
+                    g = gold.get(traj.instance_id) if gold is not None else None
+                    repo = g.repo if g is not None else traj.repo
+                    commit = g.base_commit if g is not None else traj.base_commit
+                    try:
+                        snap = repos.open(instance_id=traj.instance_id, repo=repo,
+                                          commit=commit)
+                    except RepoError as exc:
+                        _err(f"{traj.instance_id}: not resolved: {exc.message}")
+                    else:
+                        traj, report = TrajectoryResolver(snap, symbols, args.preset).resolve(
+                            traj)
+                        for msg in report.messages():
+                            unresolved += 1
+                            _err(f"{traj.instance_id}: {msg}")
                 out.write(dumps(traj))
                 n += 1
     finally:
         if out is not sys.stdout.buffer:
             out.close()
-    print(f"converted {n} trajectories" + (f"; {bad} inputs unreadable" if bad else ""),
-          file=sys.stderr)
+        if repos is not None:
+            repos.close()
+    print(f"converted {n} trajectories" + (f"; {bad} inputs unreadable" if bad else "")
+          + (f"; {unresolved} views left unresolved" if unresolved else ""), file=sys.stderr)
     return EXIT_OK if n or not bad else EXIT_FAILED
 
 
@@ -188,6 +217,12 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run", metavar="NAME", help="run name to record")
     p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
                    help="read as ctxeval does (strict) or as the ContextBench evaluator does")
+    p.add_argument("--repos", metavar="DIR",
+                   help="repositories (as for evaluate): resolve suffix paths and symbol views "
+                        "to repo paths and line views at the base commit")
+    p.add_argument("--gold", action="append", metavar="G",
+                   help="gold giving each instance's repository and base commit")
+    p.add_argument("--fetch", action="store_true", help="clone missing repositories")
     p.set_defaults(func=_cmd_convert)
 
 

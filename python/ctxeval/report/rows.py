@@ -47,8 +47,15 @@ def group_rows(rows: Sequence[dict[str, Any]], by: str | None
     return {(run, g): groups[g] for run, groups in runs.items() for g in sorted(groups)}
 
 
+def is_error(row: dict[str, Any]) -> bool:
+    """An evaluator error: ``status: error``, or (rows of the ContextBench evaluator, which
+    have no status) an ``error`` key."""
+    status = row.get("status")
+    return status == "error" or (status is None and row.get("error") is not None)
+
+
 def scored_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The rows that enter averages (ok and agent failures) and the count of evaluator errors,
     which are left out of every average."""
-    scored = [r for r in rows if r.get("status", "ok") != "error"]
+    scored = [r for r in rows if not is_error(r)]
     return scored, len(rows) - len(scored)

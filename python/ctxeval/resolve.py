@@ -1,0 +1,104 @@
+"""Resolving a trajectory against its repository at the base commit (``ctxeval convert``).
+
+Some views cannot be placed without the source: a path written as a suffix, a definition shown
+by name without line numbers. With the repository at hand they become plain repo paths and line
+views, so the neutral file that ``convert`` writes can be evaluated without the repository's
+symbols; what cannot be resolved is kept as it was and listed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .model import Step, SymbolRef, Trajectory, View
+from .repo import RepoSnapshot
+from .symbols import Definition, SymbolExtractor, resolve_name
+
+
+@dataclass(slots=True)
+class Resolution:
+    """What could not be resolved in one trajectory."""
+
+    unresolved_paths: list[str] = field(default_factory=list)
+    unresolved_symbols: list[str] = field(default_factory=list)
+
+    def messages(self) -> list[str]:
+        out = [f"path not in the repository: {p}" for p in sorted(set(self.unresolved_paths))]
+        out += [f"definition not found: {s}" for s in sorted(set(self.unresolved_symbols))]
+        return out
+
+
+def definitions(snap: RepoSnapshot, symbols: SymbolExtractor, path: str,
+                preset: str = "strict") -> list[Definition]:
+    """Definitions of a repo file at the snapshot's commit (parsed once per blob)."""
+    data = snap.read(path)
+    if data is None:
+        return []
+    blob = snap.blob_id(path) or f"path:{path}"
+    return symbols.get(blob, data, path, preset) or []
+
+
+def resolve_symbol(snap: RepoSnapshot, symbols: SymbolExtractor, ref: SymbolRef,
+                   preset: str = "strict") -> tuple[str | None, list[Definition]]:
+    """The repo path a symbol view names and the definitions its name resolves to."""
+    path = snap.resolve(ref.file)
+    if path is None:
+        return None, []
+    style = "contextbench" if preset == "contextbench" else "qualified"
+    return path, resolve_name(definitions(snap, symbols, path, preset), ref.name, style=style)
+
+
+class TrajectoryResolver:
+    """Rewrites trajectories in repo coordinates; one per repository snapshot."""
+
+    def __init__(self, snap: RepoSnapshot, symbols: SymbolExtractor,
+                 preset: str = "strict") -> None:
+        self.snap = snap
+        self.symbols = symbols
+        self.preset = preset
+
+    def _views(self, views: list[View], res: Resolution) -> list[View]:
+        out = []
+        for v in views:
+            path = self.snap.resolve(v.file)
+            if path is None:
+                res.unresolved_paths.append(v.file)
+                out.append(v)
+            else:
+                out.append(replace(v, file=path))
+        return out
+
+    def _symbols(self, refs: list[SymbolRef], res: Resolution
+                 ) -> tuple[list[View], list[SymbolRef]]:
+        views: list[View] = []
+        kept: list[SymbolRef] = []
+        for ref in refs:
+            path, defs = resolve_symbol(self.snap, self.symbols, ref, self.preset)
+            if path is None:
+                res.unresolved_paths.append(ref.file)
+                kept.append(ref)
+            elif not defs:
+                res.unresolved_symbols.append(f"{path}:{ref.name}")
+                kept.append(SymbolRef(path, ref.name))
+            else:
+                views.extend(View(path, d.start_line, d.end_line) for d in defs)
+        return views, kept
+
+    def resolve(self, traj: Trajectory) -> tuple[Trajectory, Resolution]:
+        res = Resolution()
+        steps = []
+        for s in traj.steps:
+            extra_views, kept = self._symbols(s.symbols, res)
+            steps.append(Step(index=s.index, action=s.action, tool=s.tool,
+                              views=self._views(s.views, res) + extra_views, symbols=kept,
+                              edits=[self.snap.resolve(e) or e for e in s.edits],
+                              usage=s.usage))
+        final = final_symbols = None
+        if traj.final_context is not None or traj.final_symbols is not None:
+            extra_views, kept = self._symbols(traj.final_symbols or [], res)
+            final = self._views(traj.final_context or [], res) + extra_views
+            final_symbols = kept or None
+        out = replace(traj, steps=steps, final_context=final, final_symbols=final_symbols,
+                      repo=traj.repo or self.snap.repo,
+                      base_commit=traj.base_commit or self.snap.commit)
+        return out, res
