@@ -165,9 +165,10 @@ def _unit(lang: _Lang, name: str, cls: str, rng: random.Random, nested: bool
     stmts: list[int] = []
     for _ in range(rng.randrange(4, 22)):
         text = rng.choice(lang.stmt).format(k=rng.randrange(1, 999), i=body_i)
-        for line in text.splitlines(keepends=True):
+        lines = text.splitlines(keepends=True)
+        if len(lines) == 1:  # only one-line statements may be repeated or dropped alone
             stmts.append(len(out))
-            out.append(line)
+        out.extend(lines)
     out.extend(lang.fn_close.format(i=body_i, i0=base).splitlines(keepends=True))
     return out, stmts
 
@@ -217,7 +218,7 @@ def mutate(f: _File, rng: random.Random) -> None:
             f.lines[i] = _NUM.sub(lambda m: str(int(m.group()) + 1).encode(), f.lines[i], 1)
         elif op < 0.75:
             f.shift(i, 1)
-            f.lines.insert(i, f.lines[i + 1])
+            f.lines.insert(i, f.lines[i])
             f.body.append(i)
         elif op < 0.95 and len(f.body) > 50:
             f.body.remove(i)
@@ -269,7 +270,7 @@ def build_repo(root: Path, owner: str, name: str, n_files: int, n_commits: int, 
         path = f"src/{d}/{name}_{d}_{i}{_LANGS[lang].ext}"
         # 300 to 3,000 lines, most files in the lower half as in real repositories
         target = int(300 * (10 ** rng.random()))
-        files.append(make_file(path, lang, min(target, 3000), rng))
+        files.append(make_file(path, lang, min(target, 2900), rng))
     commits: list[dict[str, bytes]] = [{f.path: b"".join(f.lines) for f in files}]
     meta = [{f.path: (len(f.lines), list(f.names)) for f in files}]
     snaps = [{f.path: b"".join(f.lines) for f in files}]

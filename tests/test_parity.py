@@ -18,19 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import PARITY, requires_parity
 
 from ctxeval import _core
-from ctxeval.adapters import ReadOptions
-from ctxeval.adapters import cb_agentless
+from ctxeval.adapters import ReadOptions, cb_agentless
 from ctxeval.errors import InstanceError
 from ctxeval.evaluate import Evaluator, RunSpec, Summary
 from ctxeval.gold import load_gold
 from ctxeval.model import GoldInstance, Step, SymbolRef, Trajectory, View
-from ctxeval.prepare_contextbench import ContextBenchPreparer, resolve_repo_relpath, _Files
+from ctxeval.prepare_contextbench import CbFileTable, ContextBenchPreparer, resolve_repo_relpath
 from ctxeval.repo import RepoCache
 from ctxeval.symbols import SymbolExtractor
-
-from tests.conftest import PARITY, requires_parity
 
 GRANS = ("file", "symbol", "span", "line")
 SCORE_KEYS = ("coverage", "precision", "intersection", "gold_size", "pred_size")
@@ -242,7 +240,7 @@ PY = b"class A:\n    def run(self):\n        return 1\n\n\ndef helper():\n    re
 
 def test_resolution_strips_leading_components_until_a_file(tmp_path: Path) -> None:
     snap = _snapshot(tmp_path, {"pkg/mod.py": PY, "pkg/sub/x.py": b""})
-    table = _Files(snap, SymbolExtractor(), {})
+    table = CbFileTable(snap, SymbolExtractor(), {})
     assert resolve_repo_relpath(table, "/testbed/pkg/mod.py") == "pkg/mod.py"
     assert resolve_repo_relpath(table, "/workspace/demo/pkg/mod.py") == "pkg/mod.py"
     assert resolve_repo_relpath(table, " './pkg/mod.py' ") == "pkg/mod.py"
@@ -281,7 +279,7 @@ def test_named_symbols_replace_overlap_and_missing_gold_file_counts(tmp_path: Pa
     gold = _gold([View("pkg/mod.py", 1, 3), View("pkg/gone.py", 1, 4)],
                  patch="--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -2,2 +2,2 @@\n"
                        "-    def run(self):\n+    def run(self) -> int:\n         return 1\n")
-    inst, notes, res = _prepare(tmp_path, traj, gold)
+    _, notes, res = _prepare(tmp_path, traj, gold)
     assert notes.gold_missing_files == ["pkg/gone.py"]
     f = res["final"]
     assert (f["file"]["intersection"], f["file"]["gold_size"], f["file"]["pred_size"]) \

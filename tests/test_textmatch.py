@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPUS, requires_shared
 
+from conftest import CORPUS, requires_shared
 from ctxeval.textmatch import best_overlap, mean_overlap, normalize_answer, overlap, tokens
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import CORPUS, requires_shared
 
+from conftest import CORPUS, requires_shared
 from ctxeval.tokens import (
     cost_metrics_by_run,
     get_path,

@@ -412,6 +412,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _wrap(items: Sequence[str], width: int = 80) -> str:
+    lines, cur = [], ""
+    for it in items:
+        nxt = f"{cur},{it}" if cur else it
+        if cur and len(nxt) > width:
+            lines.append(cur + ",")
+            cur = it
+        else:
+            cur = nxt
+    return "\n           ".join([*lines, cur])
+
+
 _EPILOG = f"""\
 method:
   For each metric and each run, the run is paired with the baseline on the instances both
@@ -428,7 +440,7 @@ metrics (dotted paths into result rows):
   trajectory.auc_coverage.<g>, trajectory.redundancy.<g>
   editloc.recall|precision|f1, editloc.file.f1, num_steps, resolved (0/1)
   usage.input_tokens|output_tokens|cost|api_calls
-  default: {','.join(DEFAULT_METRICS)}
+  default: {_wrap(DEFAULT_METRICS)}
 
 examples:
   ctxeval compare results.jsonl
@@ -441,8 +453,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="paired significance tests between runs (research tables)",
-        description="Compare runs with a baseline on the instances they share: mean "
-                    "differences with bootstrap confidence intervals, paired randomization "
+        description="Compare runs with a baseline on the instances they share: mean\n"
+                    "differences with bootstrap confidence intervals, paired randomization\n"
                     "tests with Holm-Bonferroni correction, and win/tie/loss counts.",
         epilog=_EPILOG)
     p.add_argument("results", nargs="+", metavar="RESULTS",

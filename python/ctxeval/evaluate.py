@@ -49,6 +49,8 @@ class Summary:
     unreadable: list[Problem] = field(default_factory=list)
     without_gold: list[str] = field(default_factory=list)
     uncovered: dict[str, int] = field(default_factory=dict)
+    #: Gold instances that no run had a trajectory for.
+    uncovered_by_any: int = 0
     gold_problems: list[Problem] = field(default_factory=list)
     skipped_resume: int = 0
     seconds: float = 0.0
@@ -71,9 +73,12 @@ class Summary:
             out.extend(f"  {p}" for p in self.unreadable[:10])
         if self.without_gold:
             out.append(f"trajectories without a gold row: {len(self.without_gold)}")
-        for run, n in self.uncovered.items():
-            if n:
-                out.append(f"gold instances run {run!r} has no trajectory for: {n}")
+        if self.uncovered_by_any:
+            out.append(f"gold instances no run covered: {self.uncovered_by_any}")
+        partial = {run: n for run, n in self.uncovered.items() if n > self.uncovered_by_any}
+        if partial:
+            out.append("gold instances without a trajectory, per run: "
+                       + ", ".join(f"{run} {n}" for run, n in partial.items()))
         if self.gold_problems:
             out.append(f"gold problems (items dropped or changed): {len(self.gold_problems)}")
             out.extend(f"  {p}" for p in self.gold_problems[:5])
@@ -191,6 +196,8 @@ class Evaluator:
         self.jobs = jobs
         self.symbols = symbols or SymbolExtractor()
         self.preparer = make_preparer(self.symbols, preset, final_policy)
+        #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
+        self.covered: set[str] = set()
 
     def _score(self, batch: list[_Pending], run: str) -> Iterator[dict[str, Any]]:
         results = _core.evaluate_batch([p.inst for p in batch], self.preset, self.jobs)
@@ -253,6 +260,7 @@ class Evaluator:
                                                 "no trajectory for this instance"))
         summary.uncovered[spec.name] = sum(1 for g in self.gold.instances
                                            if g.instance_id not in covered)
+        self.covered |= covered
         yield from flush()
 
     def _rows_of_input(self, res: ReadResult, spec: RunSpec, summary: Summary,
@@ -331,6 +339,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         if fh is not stream and out_path is not None:
             fh.close()
     summary.rows = writer.counts
+    summary.uncovered_by_any = sum(1 for g in gold_set.instances
+                                   if g.instance_id not in evaluator.covered)
     summary.errors = writer.errors
     summary.seconds = time.monotonic() - t0
     if out_path is not None:

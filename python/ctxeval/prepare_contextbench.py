@@ -57,7 +57,20 @@ def repo_path(path: str) -> str | None:
     return norm
 
 
-class _Files:
+def _unique_defs(defs: list[Definition]) -> list[Definition]:
+    """One definition per (kind, start byte, end byte): the reference's symbols are a set of
+    ``(file, kind, start, end)``, and the engine counts list entries."""
+    seen: set[tuple[str, int, int]] = set()
+    out = []
+    for d in defs:
+        key = (d.kind, d.start_byte, d.end_byte)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+class CbFileTable:
     """Dense file ids keyed by the reference's path *strings*, each with its line index and
     definitions (cached across instances by blob id and extension)."""
 
@@ -86,7 +99,7 @@ class _Files:
             cached = self.cache.get((blob, ext))
             if cached is None:
                 data = self.snap.read(real) or b""
-                defs = self.symbols.get(blob, data, key, "contextbench") or []
+                defs = _unique_defs(self.symbols.get(blob, data, key, "contextbench") or [])
                 cached = (_core.LineIndex(data), defs)
                 self.cache[(blob, ext)] = cached
             entry.index, entry.defs = cached
@@ -102,7 +115,7 @@ class _Files:
         ]
 
 
-def resolve_repo_relpath(table: _Files, path: Any) -> str | None:
+def resolve_repo_relpath(table: CbFileTable, path: Any) -> str | None:
     """The reference's ``_resolve_repo_relpath``: the first suffix of the (cleaned) path that
     is a regular file inside the checkout, as that suffix string; None when none is."""
     if not path:
@@ -144,7 +157,7 @@ class ContextBenchPreparer:
 
     # -- one step --------------------------------------------------------------------------
 
-    def _view_set(self, table: _Files, views: list[View], listed: list[str],
+    def _view_set(self, table: CbFileTable, views: list[View], listed: list[str],
                   syms: list[SymbolRef], notes: Notes) -> dict[str, Any]:
         """The reference's ``_filter_step_to_repo`` followed by its per-step reading."""
         resolved: dict[str, str | None] = {}
@@ -193,7 +206,7 @@ class ContextBenchPreparer:
 
     # -- one instance ----------------------------------------------------------------------
 
-    def _gold(self, table: _Files, gold: GoldInstance, notes: Notes) -> dict[str, Any]:
+    def _gold(self, table: CbFileTable, gold: GoldInstance, notes: Notes) -> dict[str, Any]:
         files: list[int] = []
         lines: list[LineTuple] = []
         for v in gold.context:
@@ -209,7 +222,7 @@ class ContextBenchPreparer:
                 lines.append((fid, v.start_line, v.end_line))
         return {"lines": lines, "files": files}
 
-    def _pred_edits(self, table: _Files, gold: GoldInstance, traj: Trajectory
+    def _pred_edits(self, table: CbFileTable, gold: GoldInstance, traj: Trajectory
                     ) -> dict[str, Any] | None:
         patch = traj.model_patch or gold.patch or ""
         if not patch:
@@ -231,7 +244,7 @@ class ContextBenchPreparer:
         if traj is None:
             raise InstanceError("no readable trajectory for this instance (the contextbench "
                                 "preset scores only trajectories it read)", kind="no_trajectory")
-        table = _Files(snap, self.symbols, self.index_cache)
+        table = CbFileTable(snap, self.symbols, self.index_cache)
         notes = Notes()
         gold_set = self._gold(table, gold, notes)
 
