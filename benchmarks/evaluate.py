@@ -36,11 +36,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import generate  # noqa: E402
-
-from ctxeval.incremental import reparse  # noqa: E402
-from ctxeval.repo import RepoCache  # noqa: E402
-from ctxeval.symbols import _load, _parser, language_for_path  # noqa: E402
+from ctxeval.incremental import reparse
+from ctxeval.repo import RepoCache
+from ctxeval.symbols import _load, _parser, language_for_path
+from workload import generate
 
 # ---------------------------------------------------------------------------------------------
 # Floors.

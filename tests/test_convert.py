@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import orjson
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from ctxeval.cli import main
 
 EX = FIXTURES / "example"

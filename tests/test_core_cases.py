@@ -191,7 +191,7 @@ def test_unknown_preset_is_a_clear_error():
 
 
 def test_bad_input_names_the_field():
-    with pytest.raises(TypeError, match="steps\\[0\\].*lines"):
+    with pytest.raises(TypeError, match=r"steps\[0\].*lines"):
         _core.evaluate_instance({"files": [], "steps": [{"lines": "nope"}]}, "strict")
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from ctxeval.cli import main
 
 EX = FIXTURES / "example"

@@ -13,6 +13,8 @@ The small tests at the end pin the preparer's reference rules on hand-made repos
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -144,17 +146,24 @@ def test_file_reproduces_reference(traj: dict[str, Any]) -> None:
 def test_whole_suite_counts() -> None:
     """All 46 expected rows are accounted for: 42 scored and 2 error rows matched, 2 crashes."""
     matched = errors = crashes = 0
+    problems: list[str] = []
     for t in _index():
         ref_rows = _expected()[t["pred_file"]]
         rows, _ = _ours()[t["pred_file"]]
         if "reference_crash" in ref_rows[0]:
-            crashes += rows[0]["status"] == "error"
+            crashes += len(rows) == 1 and rows[0]["status"] == "error"
+            continue
+        if len(rows) != len(ref_rows):
+            problems.append(f"{t['pred_file']}: {len(rows)} rows, reference {len(ref_rows)}")
             continue
         for ours, ref in zip(rows, ref_rows, strict=True):
             if "error" in ref:
-                errors += ours.get("error", {}).get("kind") == ref["error"]
+                errors += ours.get("status") == "error" and ours["error"]["kind"] == ref["error"]
+            elif diffs := compare_row(ours, ref):
+                problems.append(f"{t['pred_file']}:{ref['out_line']}: {diffs[:3]}")
             else:
-                matched += not compare_row(ours, ref)
+                matched += 1
+    assert problems == []
     assert (matched, errors, crashes) == (42, 2, 2)
 
 
@@ -369,3 +378,23 @@ def test_agentless_traj_strict_reading(tmp_path: Path) -> None:
     assert [(v.file, v.start_line, v.end_line) for v in c.final_context] == [
         ("a.py", 4, 9), ("b.py", None, None)]
     assert c.extra.get("cb_final_files") is None
+
+
+@requires_parity
+def test_cli_contextbench_preset_writes_the_reference_row(tmp_path: Path) -> None:
+    """The command line gives the same row as the API (agentless-traj detected by itself)."""
+    pred = "trajs/toy__java_bank-9/t1/toy__java_bank-9_traj.json"
+    out = tmp_path / "rows.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxeval.cli", "evaluate", "--gold", str(PARITY / "gold.jsonl"),
+         "--pred", str(PARITY / pred), "--repos", str(PARITY / "repos"),
+         "--preset", "contextbench", "--out", str(out), "-q"],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    [ref] = _expected()[pred]
+    assert len(rows) == 1 and compare_row(rows[0], ref) == []
+    # details.jsonl: hits are both Ledger.transfer overloads, totalBalance and Account.deposit;
+    # the nested Audit class and its constructor (same name) are predicted but not gold.
+    assert (rows[0]["final"]["symbol"]["intersection"], rows[0]["final"]["symbol"]["pred_size"]) \
+        == (4, 6)

@@ -11,12 +11,12 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import FIXTURES, PARITY, requires_parity
 
+from conftest import FIXTURES, PARITY, requires_parity
 from ctxeval.cli import main
 from ctxeval.report import build_exploration, build_leaderboard, instance_metrics, render
 from ctxeval.report.latex import escape
-from ctxeval.report.table import Column, Table, best_rows
+from ctxeval.report.table import Cell, Column, Row, Table, best_rows
 
 GRANS = ("file", "symbol", "span", "line")
 
@@ -228,8 +228,6 @@ def test_latex_bolds_the_best_per_column_by_direction() -> None:
 def test_best_rows_compare_at_displayed_precision_within_blocks() -> None:
     col = Column("x", "x", "higher", 2)
     table = Table("t", "t", [("run", "run"), ("g", "g")], [col], [])
-    from ctxeval.report.table import Cell, Row
-
     table.rows = [Row({"run": "a", "g": "1"}, {"x": Cell(0.501)}),
                   Row({"run": "b", "g": "1"}, {"x": Cell(0.499)}),
                   Row({"run": "a", "g": "2"}, {"x": Cell(0.1)}),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPUS, requires_shared
 
+from conftest import CORPUS, requires_shared
 from ctxeval.errors import InputError
 from ctxeval.resolved import load_resolved
 
@@ -32,7 +32,7 @@ def test_run_summary_marks_unlisted_as_unresolved(tmp_path):
 def test_bad_results_file_names_the_file(tmp_path):
     f = tmp_path / "r.json"
     f.write_text(json.dumps({"something": 1}))
-    with pytest.raises(InputError, match="r.json"):
+    with pytest.raises(InputError, match=r"r\.json"):
         load_resolved(f)
 
 

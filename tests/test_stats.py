@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+import random
 import statistics
+from itertools import pairwise
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxeval.stats import (
     bootstrap_ci,
@@ -169,3 +173,26 @@ def test_quantile_matches_statistics_inclusive() -> None:
         statistics.quantiles(vals, n=4, method="inclusive"))
     with pytest.raises(ValueError):
         quantile([], 0.5)
+
+
+def test_monte_carlo_agrees_with_exact_enumeration() -> None:
+    rng = random.Random(11)
+    a = [rng.random() for _ in range(12)]
+    b = [x - 0.15 + 0.3 * rng.random() for x in a]
+    exact = paired_randomization_test(a, b, n=4096)  # 2^12 sign vectors: exact
+    approx = paired_randomization_test(a, b, n=4095, seed=2)  # one short: Monte Carlo
+    assert exact * 4096 == round(exact * 4096)  # a multiple of 1/4096
+    # binomial standard error at p ~ exact with 4095 draws is below 0.008
+    assert abs(approx - exact) < 0.03
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(0, 1)), max_size=12))
+def test_holm_properties(ps: list[float | None]) -> None:
+    adj = holm_bonferroni(ps)
+    for p, q in zip(ps, adj, strict=True):
+        assert (p is None) == (q is None)
+        if p is not None and q is not None:
+            assert p <= q <= 1.0
+    # monotone in the order of the raw p-values
+    pairs = sorted((p, q) for p, q in zip(ps, adj, strict=True) if p is not None)
+    assert all(q1 <= q2 for (_, q1), (_, q2) in pairwise(pairs))

@@ -209,35 +209,49 @@ def _ci(ci: tuple[float, float] | None) -> str:
     return "-" if ci is None else f"[{_signed(ci[0])}, {_signed(ci[1])}]"
 
 
-def _wide(comps: Sequence[Comparison]) -> tuple[list[str], list[str], dict[tuple[str, str], Any]]:
-    """Runs (baseline first), metrics, and (run, metric) -> (mean, significant, best)."""
+@dataclass(frozen=True, slots=True)
+class _Cell:
+    """One mean of the wide table."""
+
+    mean: float
+    significant: bool
+    best: bool
+
+
+def _wide(comps: Sequence[Comparison]
+          ) -> tuple[list[str], list[str], dict[tuple[str, str], _Cell]]:
+    """Runs (baseline first), metrics, and the defined cells keyed by (run, metric)."""
     metrics = list(dict.fromkeys(c.metric for c in comps))
     base = comps[0].baseline
     runs = [base, *dict.fromkeys(c.run for c in comps)]
-    cells: dict[tuple[str, str], Any] = {}
+    cells: dict[tuple[str, str], _Cell] = {}
     for m in metrics:
         mc = [c for c in comps if c.metric == m]
         # The baseline's mean depends on the pairs; show it over the largest pair set.
         ref = max(mc, key=lambda c: c.n_pairs)
-        cells[(base, m)] = [ref.mean_b, False]
-        for c in mc:
-            cells[(c.run, m)] = [c.mean_a, c.significant]
-        vals = [cells[(r, m)][0] for r in runs if cells.get((r, m), [None])[0] is not None]
-        if vals:
-            best = max(vals) if mc[0].higher_is_better else min(vals)
-            for r in runs:
-                cell = cells.get((r, m))
-                if cell is not None and cell[0] is not None:
-                    cell.append(abs(cell[0] - best) <= 1e-12)
+        means: dict[str, tuple[float | None, bool]] = {base: (ref.mean_b, False)}
+        means.update((c.run, (c.mean_a, c.significant)) for c in mc)
+        vals = [v for v, _ in means.values() if v is not None]
+        if not vals:
+            continue
+        best = max(vals) if mc[0].higher_is_better else min(vals)
+        for r, (v, sig) in means.items():
+            if v is not None:
+                cells[(r, m)] = _Cell(v, sig, abs(v - best) <= 1e-12)
     return runs, metrics, cells
+
+
+def _plural(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
 
 
 def _note(comps: Sequence[Comparison], alpha: float) -> str:
     c = comps[0]
+    tests = _plural(sum(x.p is not None for x in comps), "comparison")
     return (f"Baseline: {c.baseline}. Means over the instances each run shares with the "
             f"baseline (error rows and null values left out); {DAGGER}: Holm-adjusted "
             f"p < {alpha:g} (paired sign-flip randomization test, Holm–Bonferroni over "
-            f"{sum(x.p is not None for x in comps)} comparisons); CI: {c.level:.0%} paired "
+            f"{tests}); CI: {c.level:.0%} paired "
             f"bootstrap of the difference; W/T/L: pairs where the run is better/equal/worse.")
 
 
@@ -266,11 +280,11 @@ def _md(comps: Sequence[Comparison], alpha: float) -> str:
         row = []
         for m in metrics:
             cell = cells.get((r, m))
-            if cell is None or cell[0] is None:
+            if cell is None:
                 row.append("-")
                 continue
-            txt = _f(cell[0]) + (DAGGER if cell[1] else "")
-            row.append(f"**{txt}**" if len(cell) > 2 and cell[2] else txt)
+            txt = _f(cell.mean) + (DAGGER if cell.significant else "")
+            row.append(f"**{txt}**" if cell.best else txt)
         out.append(f"| {r} | " + " | ".join(row) + " |")
     out += ["", "| " + " | ".join(_DETAIL_HEAD) + " |",
             "|---|---|" + "---:|" * (len(_DETAIL_HEAD) - 2)]
@@ -307,13 +321,13 @@ def _latex(comps: Sequence[Comparison], alpha: float) -> str:
         row = []
         for m in metrics:
             cell = cells.get((r, m))
-            if cell is None or cell[0] is None:
+            if cell is None:
                 row.append("--")
                 continue
-            txt = _tex_num(cell[0])
-            if len(cell) > 2 and cell[2]:
+            txt = _tex_num(cell.mean)
+            if cell.best:
                 txt = r"\textbf{" + txt + "}"
-            row.append(txt + (r"$^{\dagger}$" if cell[1] else ""))
+            row.append(txt + (r"$^{\dagger}$" if cell.significant else ""))
         out.append(_tex(r) + " & " + " & ".join(row) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}", "",
             r"\begin{tabular}{llrrrrlrrr}", r"\toprule",
@@ -322,8 +336,8 @@ def _latex(comps: Sequence[Comparison], alpha: float) -> str:
     for c in comps:
         ci = "--" if c.ci is None else f"${_ci(c.ci)}$"
         diff = _tex_num(c.diff, signed=True) + (r"$^{\dagger}$" if c.significant else "")
-        p = _p(c.p).replace("<", "$<$")
-        ph = _p(c.p_holm).replace("<", "$<$")
+        p = "--" if c.p is None else _p(c.p).replace("<", "$<$")
+        ph = "--" if c.p_holm is None else _p(c.p_holm).replace("<", "$<$")
         out.append(" & ".join([r"\texttt{" + _tex(c.metric) + "}", _tex(c.run), str(c.n_pairs),
                                _tex_num(c.mean_a), _tex_num(c.mean_b), diff, ci, p, ph,
                                f"{c.wins}/{c.ties}/{c.losses}"]) + r" \\")
@@ -401,6 +415,9 @@ def run(args: argparse.Namespace) -> int:
     n_err = sum(r.get("status") == "error" for r in rows)
     if n_err:
         err(f"{n_err} evaluator error rows left out of every comparison")
+    presets = sorted({str(r["preset"]) for r in rows if r.get("preset") is not None})
+    if len(presets) > 1:
+        err(f"warning: rows of different presets ({', '.join(presets)}) are compared")
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

@@ -24,8 +24,8 @@ class View:
 
     ``start_line``/``end_line`` are 1-based and inclusive; ``end_line=None`` means "to the end of
     the file" and ``start_line=None`` means the file itself was shown but no lines can be credited
-    (``file_only``). ``post_edit`` views were shown after the agent changed the file and could not be
-    mapped back to base lines: they count at file level only.
+    (``file_only``). ``post_edit`` views were shown after the agent changed the file and could
+    not be mapped back to base lines: they count at file level only.
     """
 
     file: str

@@ -33,7 +33,7 @@ from .prepare import FINAL_POLICIES, FinalPolicy, Notes
 from .repo import RepoSnapshot
 from .symbols import Definition, SymbolExtractor, resolve_name
 
-LineTuple = tuple[int, int, "int | None"]
+LineTuple = tuple[int, int, int | None]
 
 
 @dataclass(slots=True)
@@ -48,10 +48,9 @@ def repo_path(path: str) -> str | None:
     """The checkout path a reference path string opens (``os.path.join(repo, p)``), or None
     when it would leave the checkout. ``a/./b`` opens ``a/b``; the string itself stays the
     file's identity, as in the reference."""
-    p = path.strip()
-    if not p or p.startswith("/"):
+    if not path or path.startswith("/"):
         return None
-    norm = posixpath.normpath(p)
+    norm = posixpath.normpath(path)
     if norm in (".", "..") or norm.startswith("../"):
         return None
     return norm
@@ -83,7 +82,8 @@ class CbFileTable:
         self.ids: dict[str, int] = {}
 
     def is_file(self, key: str) -> bool:
-        real = repo_path(key)
+        """The reference's ``_is_repo_file`` (which strips the candidate before looking)."""
+        real = repo_path(key.strip())
         return real is not None and self.snap.exists(real)
 
     def id(self, key: str) -> int:

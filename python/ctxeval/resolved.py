@@ -50,7 +50,7 @@ def _id_from_name(path: Path) -> str:
 
 
 def parse_results(obj: Any, path: Path) -> ResolvedTable:
-    """One parsed results file → :class:`ResolvedTable`; InputError when it is none of the shapes."""
+    """One parsed results file → :class:`ResolvedTable`; InputError if it has none of the shapes."""
     if not isinstance(obj, dict):
         raise InputError("a results file must hold a JSON object", path=str(path))
     table = ResolvedTable()

@@ -55,7 +55,7 @@ def formats() -> list[str]:
 
 def get(fmt: str) -> ModuleType:
     for mod in adapters():
-        if mod.FORMAT == fmt:
+        if fmt == mod.FORMAT:
             return mod
     raise AdapterError(f"unknown format {fmt!r}; known: {', '.join(formats())}")
 

@@ -82,7 +82,7 @@ def render_table(table: Table, *, caption: str = "", ci: bool = False) -> str:
     if notes:
         out.append(r"\par\smallskip{\footnotesize " + escape("; ".join(notes)) + "}")
     text = escape(table.title) + (". " + escape(caption) if caption else "")
-    if any(c.better for c in table.columns):
+    if table.mark_best and any(c.better for c in table.columns):
         text += " Best value per column in bold."
     out += [rf"\caption{{{text}}}", rf"\label{{tab:ctxeval-{table.name}}}", r"\end{table}"]
     return "\n".join(out) + "\n"

@@ -199,6 +199,11 @@ def svg_text(fig: Any, name: str) -> str:
     text = buf.getvalue()
     for pattern, repl in _SVG_CLEAN:
         text = pattern.sub(repl, text)
+    # matplotlib numbers its element ids per figure (axes_1, ...): prefix them with the plot's
+    # name, and every reference to them, so that ids stay unique across the page.
+    text = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', text)
+    text = re.sub(r'href="#([^"]+)"', rf'href="#{name}-\1"', text)
+    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{name}-\1)", text)
     return text.replace("<svg ", f'<svg class="plot" data-plot="{name}" ', 1)
 
 
