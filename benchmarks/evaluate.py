@@ -21,6 +21,7 @@ It prints rows (instance x run) per second and the ratios: cold / parse floor (t
 evaluations run through the CLI; otherwise through the Python API with the same pieces.
 
     python benchmarks/evaluate.py [--instances 100] [--runs 5] [--repos 4] [--workload DIR]
+    python benchmarks/evaluate.py --memory 1000 3000 10000   # peak RSS, one run per count
 """
 
 from __future__ import annotations
@@ -186,6 +187,30 @@ def peak_rss_mb() -> float:
     return r / (1 << 20) if sys.platform == "darwin" else r / 1024
 
 
+def memory(counts: list[int], seed: int) -> None:
+    """Peak RSS of one cold evaluation (one run) at several instance counts: it should stay
+    flat as the count grows."""
+    for n in counts:
+        with tempfile.TemporaryDirectory(prefix="ctxeval-mem-") as tmp_s:
+            tmp = Path(tmp_s)
+            wl = tmp / "workload"
+            generate(wl, instances=n, runs=1, repos=max(4, n // 100), seed=seed)
+            runs = sorted((wl / "runs").glob("*.jsonl"))
+            cmd = _command(wl, runs, wl / "gold.jsonl", tmp / "out.jsonl", None, False, 1,
+                           _cli_has_cache())
+            t = time.perf_counter()
+            # a fresh wrapper process per count: RUSAGE_CHILDREN of it is this evaluation only
+            wrapper = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], "
+                       "check=True); print(resource.getrusage(resource.RUSAGE_CHILDREN)"
+                       ".ru_maxrss)")
+            res = subprocess.run([sys.executable, "-c", wrapper, *cmd], capture_output=True,
+                                 text=True, check=True)
+            dt = time.perf_counter() - t
+            kib = int(res.stdout.split()[-1])
+            mb = kib / (1 << 20) if sys.platform == "darwin" else kib / 1024
+            print(f"  {n:6d} instances: peak RSS {mb:7.0f} MB, {dt:6.1f}s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", type=Path, help="an existing workload directory")
@@ -193,8 +218,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--repos", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--memory", type=int, nargs="+", metavar="N",
+                    help="only measure peak RSS of one run at these instance counts")
     ap.add_argument("--_drive", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.memory:
+        memory(a.memory, a.seed)
+        return
     if a._drive:
         c = json.loads(a._drive)
         drive(Path(c["gold"]), [Path(r) for r in c["runs"]], Path(c["repos"]), Path(c["out"]),

@@ -12,7 +12,7 @@ import pytest
 try:  # tests/ may or may not be a package, depending on the checkout
     from conftest import CORPUS, requires_shared
 except ImportError:  # pragma: no cover
-    from tests.conftest import CORPUS, requires_shared
+    from conftest import CORPUS, requires_shared
 
 from ctxeval import adapters
 from ctxeval.adapters import ReadOptions, agentless

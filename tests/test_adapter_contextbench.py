@@ -9,8 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from tests.conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
 
+from conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
 from ctxeval.adapters import ReadOptions, detect
 from ctxeval.adapters import cb_prometheus as prom
 from ctxeval.adapters import cb_sweagent as ckpt

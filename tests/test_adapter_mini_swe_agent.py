@@ -7,16 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
 from ctxeval import adapters
 from ctxeval.adapters import ReadOptions
 from ctxeval.adapters import mini_swe_agent as msa
 from ctxeval.errors import AdapterError
 from ctxeval.model import Trajectory, Usage, View
-
-try:
-    from conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
-except ImportError:  # collected as the ``tests`` package
-    from tests.conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
 
 TOY = FIXTURES / "adapters" / "mini-swe-agent" / "toy__pkg-1" / "toy__pkg-1.traj.json"
 V1 = "mini-swe-agent_1.15.0_gemini3pro.traj.json"

@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.conftest import CORPUS, FIXTURES, requires_shared
 
+from conftest import CORPUS, FIXTURES, requires_shared
 from ctxeval.adapters import ReadOptions, detect
 from ctxeval.adapters import openhands as oh
 from ctxeval.adapters import openhands_completions as oc

@@ -11,8 +11,8 @@ import random
 from pathlib import Path
 
 import pytest
-from tests.conftest import CORPUS, FIXTURES, requires_shared
 
+from conftest import CORPUS, FIXTURES, requires_shared
 from ctxeval.adapters import ReadOptions, detect
 from ctxeval.adapters import swe_agent as sa
 from ctxeval.errors import AdapterError

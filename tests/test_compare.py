@@ -228,3 +228,13 @@ def test_cli_compare_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["compare", "--help"]) == 0
     helptext = capsys.readouterr().out
     assert "Holm-Bonferroni" in helptext and "--baseline RUN" in helptext
+
+
+def test_cli_warns_when_presets_differ(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [dict(_row("a", "i1", 0.5), preset="strict"),
+            dict(_row("b", "i1", 0.7), preset="contextbench")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["compare", str(path), "--metrics", "final.line.f1"]) == 0
+    assert "different presets (contextbench, strict)" in capsys.readouterr().err

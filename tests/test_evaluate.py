@@ -237,3 +237,19 @@ def test_results_file_sets_resolved(tmp_path):
     assert code == 0 and rows[0]["resolved"] is True
     assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--run", f"a={pred}",
                  "--results", f"zzz={res}"]) == 2
+
+
+def test_text_overlap_of_context_and_patch(tmp_path):
+    from ctxeval.textmatch import tokens
+
+    code, rows = evaluate(tmp_path, "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--text")
+    assert code == 0
+    text = rows[1]["text"]  # declared final context 20-26 against gold 5 + 20-26
+    src = next((EX / "repos").iterdir()) / "calc" / "parse.py"
+    lines = src.read_text().splitlines(keepends=True)
+    final, gold = "".join(lines[19:26]), lines[4] + "".join(lines[19:26])
+    # the final context is a sub-multiset of the gold text: precision 1, recall by counting
+    assert text["context_token_precision"] == 1.0
+    assert text["context_token_recall"] == pytest.approx(len(tokens(final)) / len(tokens(gold)))
+    assert (text["patch_exact_match"], text["patch_token_f1"]) == (1.0, 1.0)
+    assert "text" not in evaluate(tmp_path, "--run", f"a={EX / 'runs/agent-a.jsonl'}")[1][0]

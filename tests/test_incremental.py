@@ -139,7 +139,7 @@ def _check_edits(old: bytes, new: bytes) -> None:
 
 
 _chunks = st.lists(st.sampled_from([b"a", b"b\n", b"\r\n", b"\n", b"x = 1\n", b"\xc3\xa9",
-                                    b"def f():\n", b"  ", b"}"]), max_size=40).map(b"".join)
+                                    b"def f():\n", b"  ", b"}"]), max_size=80).map(b"".join)
 
 
 @settings(max_examples=300, deadline=None)
@@ -155,9 +155,16 @@ def test_edits_of_known_changes() -> None:
     assert (e.start_byte, e.old_end_byte, e.new_end_byte) == (2, 4, 4)
     assert (e.start_point, e.old_end_point, e.new_end_point) == ((1, 0), (2, 0), (2, 0))
     # Two separate changes: the second is stated after the first (a line longer) is applied.
-    first, second = compute_edits(old, b"a\nbb\nc\nD\n")
+    first, second = compute_edits(old + b"e\nf\n", b"a\nbb\nc\nd\nE\nf\n")
     assert (first.start_byte, first.old_end_byte, first.new_end_byte) == (2, 4, 5)
-    assert (second.start_byte, second.old_end_byte, second.new_end_byte) == (7, 9, 9)
+    assert (second.start_byte, second.old_end_byte, second.new_end_byte) == (9, 11, 11)
+    assert (second.start_point, second.old_end_point, second.new_end_point) == (
+        (4, 0), (5, 0), (5, 0))
+    # A change too far from any resynchronisation point still yields exact edits.
+    far_old = b"".join(b"line %d\n" % i for i in range(200))
+    far_new = b"".join(b"other %d\n" % i for i in range(50)) + far_old[far_old.index(b"line 60"):]
+    _check_edits(far_old, far_new)
+    assert len(compute_edits(far_old, far_new)) >= 1
     # No final newline: the end point is on the last line.
     (e,) = compute_edits(b"a\nb", b"a\nbc")
     assert (e.start_point, e.old_end_point, e.new_end_point) == ((1, 0), (1, 1), (1, 2))
@@ -203,6 +210,7 @@ def _check_chain(path: str, versions: list[bytes]) -> None:
         defs, tree = got
         assert defs == extract(versions[0], path, preset=preset)
         for prev, new in itertools.pairwise(versions):
+            _check_edits(prev, new)
             fresh = extract(new, path, preset=preset)
             # The raw incremental tree (before any fallback) when it parsed cleanly.
             raw = _parser(lang, _load(lang).language).parse(

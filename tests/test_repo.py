@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import CORPUS, PARITY, requires_parity, requires_shared
 from ctxeval.errors import RepoError
 from ctxeval.paths import PathIndex
 from ctxeval.repo import RepoCache, RepoSnapshot, git_blob_id, normalise_path
-from tests.conftest import CORPUS, PARITY, requires_parity, requires_shared
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",

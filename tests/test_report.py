@@ -420,3 +420,37 @@ def test_parity_rows_reproduce_the_reference_aggregate(tmp_path: Path) -> None:
                             expected[f"traj_redundancy_{g}"], rel_tol=1e-12)
     assert math.isclose(values["editloc.recall"]["value"], expected["editloc"]["recall"],
                         rel_tol=1e-12)
+
+
+def test_malformed_values_count_as_nulls_without_breaking_the_report() -> None:
+    rows = rows_small()[:2]
+    rows[0]["final"]["line"]["coverage"] = "0.5"  # text, not a number
+    rows[0]["final"]["file"]["intersection"] = None  # counts unusable for micro
+    rows[1]["final"] = None
+    rows[1]["trajectory"] = {"steps": "none", "redundancy": {"line": True}}
+    rep = build_leaderboard(rows, metrics="line.coverage,file.coverage,redundancy.line")
+    a = _cells(rep, "a")
+    assert a["line.coverage"].value is None and a["line.coverage"].nulls == 2
+    assert a["file.coverage"].value == 1.0 and a["file.coverage"].nulls == 1
+    assert a["redundancy.line"].value == pytest.approx(0.2)  # the bool is not a number
+    micro = _cells(build_leaderboard(rows, metrics="file.coverage", micro=True), "a")
+    assert micro["file.coverage"].value is None and micro["file.coverage"].nulls == 2
+    exp = build_exploration(rows)
+    assert exp.tables[0].rows[1].cells["viewed_lines"].value == 0
+    json.loads(render(exp, "json"))
+
+
+def test_rows_of_two_presets_are_not_pooled() -> None:
+    rows = rows_small()[:2]
+    other = [dict(r, preset="contextbench") for r in rows]
+    rep = build_leaderboard(rows + other, metrics="n")
+    assert [r.labels["run"] for r in rep.tables[0].rows] == ["a [strict]", "a [contextbench]"]
+    assert rep.meta["preset"] == ["strict", "contextbench"]
+
+
+def test_patch_gold_is_said() -> None:
+    rows = rows_small()
+    rows[0]["gold_kind"] = "patch"
+    notes = build_leaderboard(rows, metrics="n").notes
+    assert any("1 rows are scored against the gold patch" in n for n in notes)
+    assert not any("gold patch" in n for n in build_leaderboard(rows_small()).notes)

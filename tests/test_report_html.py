@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -72,7 +73,8 @@ def test_plot_ids_do_not_collide(page: Path) -> None:
 
 def test_page_without_matplotlib_says_so(results: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plotting, "have_matplotlib", lambda: False)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import raises ImportError
+    assert not plotting.have_matplotlib()
     text = render_html(load_rows([results]))
     assert "<svg" not in text
     assert "plots need matplotlib" in text

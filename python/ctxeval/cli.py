@@ -81,7 +81,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         summary = evaluate(gold=args.gold, runs=runs, repos=args.repos, out=out,
                            preset=args.preset, final_policy=args.final, all_gold=args.all_gold,
                            jobs=args.jobs, fetch=args.fetch, resume=args.resume, fmt=args.format,
-                           progress=not args.quiet)
+                           progress=not args.quiet, text=args.text)
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -135,6 +135,9 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", metavar="F", help="force one input format (no detection)")
     p.add_argument("--all-gold", action="store_true",
                    help="write an agent_failure row for every gold instance a run lacks")
+    p.add_argument("--text", action="store_true",
+                   help="add SQuAD-style token overlap of the final context's text with the "
+                        "gold context's text, and of the model patch with the gold patch")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="worker threads for the metric engine (default 1)")
     p.add_argument("--resume", action="store_true",

@@ -21,11 +21,12 @@ from .errors import GoldError, InstanceError, Problem, RepoError
 from .gold import GoldSet, load_gold
 from .inputs import ReadResult, guess_instance_id, read_inputs
 from .model import GoldInstance, Trajectory, Usage
-from .prepare import FinalPolicy, Notes, Preparer
+from .prepare import FinalPolicy, Notes, Preparer, context_text
 from .repo import RepoCache
 from .resolved import ResolvedTable, load_resolved
 from .results import RowWriter, error_row, read_rows, write_meta
 from .symbols import SymbolExtractor, grammar_versions
+from .textmatch import overlap
 
 BATCH = 64
 
@@ -123,6 +124,10 @@ def _row(gold: GoldInstance, traj: Trajectory | None, run: str, preset: str, fin
          notes: Notes, metrics: dict[str, Any], status: str, pred_file: str | None,
          reason: str | None = None, resolved: bool | None = None) -> dict[str, Any]:
     traj_metrics = metrics["trajectory"]
+    if traj is not None and len(traj.steps) == len(traj_metrics["steps"]):
+        # The tool of each step, for the tool mix of the exploration report.
+        for step, out in zip(traj.steps, traj_metrics["steps"], strict=True):
+            out["tool"] = step.tool
     row: dict[str, Any] = {
         "instance_id": traj.instance_id if traj is not None else gold.instance_id,
         "run": run,
@@ -171,6 +176,25 @@ class _Pending:
     pred_file: str | None
     reason: str | None = None
     resolved: bool | None = None
+    text: dict[str, Any] | None = None
+
+
+def text_metrics(gold: GoldInstance, traj: Trajectory | None, inst: dict[str, Any],
+                 notes: Notes, snap: Any) -> dict[str, Any]:
+    """SQuAD-style token overlap of the final context's text with the gold context's text, and
+    of the model patch with the gold patch (null where a side is missing)."""
+    gold_text = "".join(gold.context_text) if gold.context_text else \
+        context_text(inst, notes.paths, snap, "gold")
+    final_text = context_text(inst, notes.paths, snap, "final")
+    ctx = overlap(final_text, gold_text)
+    out: dict[str, Any] = {f"context_token_{k}": ctx[k] for k in ("precision", "recall", "f1")}
+    patch = traj.model_patch if traj is not None else None
+    if gold.patch and patch:
+        p = overlap(patch, gold.patch)
+        out.update({"patch_exact_match": p["exact_match"], "patch_token_f1": p["f1"]})
+    else:
+        out.update({"patch_exact_match": None, "patch_token_f1": None})
+    return out
 
 
 def make_preparer(symbols: SymbolExtractor, preset: str, final_policy: FinalPolicy):
@@ -187,13 +211,15 @@ class Evaluator:
 
     def __init__(self, gold: GoldSet, repos: RepoCache, *, preset: str = "strict",
                  final_policy: FinalPolicy = "declared", all_gold: bool = False,
-                 jobs: int = 1, symbols: SymbolExtractor | None = None) -> None:
+                 jobs: int = 1, symbols: SymbolExtractor | None = None,
+                 text: bool = False) -> None:
         self.gold = gold
         self.repos = repos
         self.preset = preset
         self.final_policy = final_policy
         self.all_gold = all_gold
         self.jobs = jobs
+        self.text = text
         self.symbols = symbols or SymbolExtractor()
         self.preparer = make_preparer(self.symbols, preset, final_policy)
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
@@ -202,8 +228,11 @@ class Evaluator:
     def _score(self, batch: list[_Pending], run: str) -> Iterator[dict[str, Any]]:
         results = _core.evaluate_batch([p.inst for p in batch], self.preset, self.jobs)
         for p, metrics in zip(batch, results, strict=True):
-            yield _row(p.gold, p.traj, run, self.preset, self.final_policy, p.notes, metrics,
+            row = _row(p.gold, p.traj, run, self.preset, self.final_policy, p.notes, metrics,
                        p.status, p.pred_file, p.reason, p.resolved)
+            if p.text is not None:
+                row["text"] = p.text
+            yield row
 
     def _prepare(self, gold: GoldInstance, traj: Trajectory | None, run: str, status: str,
                  pred_file: str | None, reason: str | None = None
@@ -220,7 +249,10 @@ class Evaluator:
             return error_row(iid, run, exc.kind, exc.message, pred_file=pred_file)
         except (OSError, RepoError) as exc:
             return error_row(iid, run, "repo_read_failed", str(exc), pred_file=pred_file)
-        return _Pending(gold, traj, notes, inst, status, pred_file, reason)
+        pending = _Pending(gold, traj, notes, inst, status, pred_file, reason)
+        if self.text:
+            pending.text = text_metrics(gold, traj, inst, notes, snap)
+        return pending
 
     def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
             skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None
@@ -299,7 +331,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              final_policy: FinalPolicy = "declared", all_gold: bool = False, jobs: int = 1,
              fetch: bool = False, resume: bool = False, fmt: str | None = None,
              progress: bool = True, stream: IO[bytes] | None = None,
-             argv: list[str] | None = None) -> Summary:
+             argv: list[str] | None = None, text: bool = False) -> Summary:
     """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
 
     Raises :class:`GoldError` when no gold can be loaded at all, and ``OSError`` when the
@@ -317,7 +349,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         skip = {(str(r.get("run")), str(r["instance_id"])) for r in read_rows(out_path)}
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch)
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
-                          all_gold=all_gold, jobs=jobs)
+                          all_gold=all_gold, jobs=jobs, text=text)
     bar = _Progress(sys.stderr, progress)
     fh: IO[bytes]
     if stream is not None:

@@ -3,8 +3,8 @@
 The instances of a benchmark sit at many commits of few repositories, so the same path is met
 again and again in versions that differ by a few lines. Tree-sitter can re-parse such a version
 from the previous tree, reusing every subtree the edits did not touch, if it is told where the
-bytes changed. The edits come from a line diff of the two blobs (common leading and trailing
-lines trimmed first, :class:`difflib.SequenceMatcher` on the rest), so each edit starts and
+bytes changed. The edits come from a line diff of the two blobs (a greedy scan that resyncs
+within a few lines, :class:`difflib.SequenceMatcher` where it cannot), so each edit starts and
 ends on a line boundary and its points are easy to state exactly.
 
 The definitions are then extracted with the same query and code as :func:`ctxeval.symbols.
@@ -60,28 +60,71 @@ def _advance(point: tuple[int, int], text: bytes) -> tuple[int, int]:
     return (point[0] + rows, len(text) - text.rfind(b"\n") - 1)
 
 
+_WINDOW = 12  # lines looked ahead on each side to resynchronise after a difference
+_BLOCK = 32  # equal lines are skipped this many at a time (list slices compare in C)
+
+
+def _line_ops(a: list[bytes], b: list[bytes]) -> list[tuple[int, int, int, int]]:
+    """(i1, i2, j1, j2): ``a[i1:i2]`` becomes ``b[j1:j2]``, in order, everything else equal.
+
+    Versions of one file differ by a few scattered lines, so a greedy scan is enough: skip
+    equal lines, and at a difference take the nearest pair of equal lines (two in a row, or
+    the ends) within a small window. A region where no such pair is found goes to
+    :class:`difflib.SequenceMatcher`. Minimality is not needed, only exactness.
+    """
+    ops: list[tuple[int, int, int, int]] = []
+    na, nb = len(a), len(b)
+    i = j = 0
+    while i < na and j < nb:
+        if a[i] != b[j]:
+            found = None
+            for d in range(1, 2 * _WINDOW + 1):
+                for x in range(max(0, d - _WINDOW), min(d, _WINDOW) + 1):
+                    y = d - x
+                    ii, jj = i + x, j + y
+                    if ii > na or jj > nb:
+                        continue
+                    if ii == na or jj == nb:
+                        if ii == na and jj == nb:
+                            found = (x, y)
+                            break
+                        continue
+                    if a[ii] == b[jj] and (ii + 1 == na or jj + 1 == nb
+                                           or a[ii + 1] == b[jj + 1]):
+                        found = (x, y)
+                        break
+                if found is not None:
+                    break
+            if found is None:
+                matcher = difflib.SequenceMatcher(None, a[i:], b[j:], autojunk=True)
+                ops.extend((i + i1, i + i2, j + j1, j + j2)
+                           for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+                return ops
+            ops.append((i, i + found[0], j, j + found[1]))
+            i += found[0]
+            j += found[1]
+            continue
+        while a[i:i + _BLOCK] == b[j:j + _BLOCK] and i + _BLOCK <= na and j + _BLOCK <= nb:
+            i += _BLOCK
+            j += _BLOCK
+        while i < na and j < nb and a[i] == b[j]:
+            i += 1
+            j += 1
+    if i < na or j < nb:
+        ops.append((i, na, j, nb))
+    return ops
+
+
 def compute_edits(old: bytes, new: bytes) -> list[Edit]:
     """The edits turning ``old`` into ``new``, in order, each in the coordinates left by the
     ones before it (so they can be applied to a tree one after another)."""
+    if old == new:
+        return []
     a = old.splitlines(keepends=True)
     b = new.splitlines(keepends=True)
-    lo = 0
-    n = min(len(a), len(b))
-    while lo < n and a[lo] == b[lo]:
-        lo += 1
-    hi_a, hi_b = len(a), len(b)
-    while hi_a > lo and hi_b > lo and a[hi_a - 1] == b[hi_b - 1]:
-        hi_a -= 1
-        hi_b -= 1
-    if lo == hi_a and lo == hi_b:
-        return []
     off_a, off_b = _offsets(a), _offsets(b)
-    matcher = difflib.SequenceMatcher(None, a[lo:hi_a], b[lo:hi_b], autojunk=True)
     edits: list[Edit] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        i1, i2, j1, j2 = i1 + lo, i2 + lo, j1 + lo, j2 + lo
+    for i1, i2, j1, j2 in _line_ops(a, b):
         # Everything before this edit is already in new coordinates.
         start = off_b[j1]
         start_point = _point_at_line(b, j1)

@@ -41,6 +41,8 @@ class Notes:
     unresolved_symbols: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     final_source: str = "union"
+    #: Repo path of each file id of the engine input.
+    paths: list[str] = field(default_factory=list)
 
 
 class FileTable:
@@ -204,6 +206,7 @@ class Preparer:
             except PatchError as exc:
                 notes.warnings.append(f"model patch: {exc}")
 
+        notes.paths = [f.path for f in table.files]
         inst = {
             "files": table.to_core(),
             "gold": {"lines": gold_lines},
@@ -213,3 +216,30 @@ class Preparer:
             "pred_edits": pred_edits,
         }
         return inst, notes
+
+
+def context_text(inst: dict[str, Any], paths: list[str], snap: RepoSnapshot,
+                 which: str = "final") -> str:
+    """The source text of a view set of an engine input (``final``, or ``gold``), file by file.
+
+    The final context defaults to the union of the steps, as the engine reads it. Lines are
+    clipped and merged by the core; this only slices the bytes.
+    """
+    sets = [inst[which]] if inst.get(which) is not None else inst["steps"]
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    files = inst["files"]
+    for vs in sets:
+        for fid, start, end in vs.get("lines", []):
+            ix = files[fid]["index"]
+            clipped = ix.clip(start, end) if ix is not None else None
+            if clipped is not None:
+                ranges.setdefault(fid, []).append(clipped)
+    parts = []
+    for fid in sorted(ranges):
+        data = snap.read(paths[fid]) or b""
+        ix = files[fid]["index"]
+        for first, last in _core.lines_normalize(ranges[fid]):
+            span = ix.lines_bytes(first, last)
+            if span is not None:
+                parts.append(data[span[0]:span[1]].decode("utf-8", errors="replace"))
+    return "".join(parts)

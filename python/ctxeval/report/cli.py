@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .leaderboard import CostOptions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _cost_options(args: argparse.Namespace):  # -> CostOptions
+def _cost_options(args: argparse.Namespace) -> CostOptions:
     from .leaderboard import CostOptions
 
     return CostOptions(score_field=args.score, threshold=args.pass_threshold,
@@ -57,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, 79, initial_indent="  ", subsequent_indent="  ")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from . import FORMATS
     from .leaderboard import COLUMNS, DEFAULT_METRICS
@@ -64,13 +73,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "report", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="tables, plots and an HTML report of result rows",
-        description="Summarise result rows per run. The leaderboard view (default) has the "
-                    "ContextBench layout: file/symbol/span/line coverage, precision and F1, "
-                    "EditLoc, sizes, AUC-coverage, redundancy, resolved rate, usage and cost. "
-                    "The exploration view shows how each run explored: steps, lines per step, "
-                    "re-reads, steps to the first gold file and line, evidence drop.",
-        epilog="metrics (--metrics, comma-separated keys or patterns such as 'line.*'):\n  "
-               + ", ".join(COLUMNS) + "\ndefault: " + ", ".join(DEFAULT_METRICS)
+        description=textwrap.fill(
+            "Summarise result rows per run. The leaderboard view (default) has the "
+            "ContextBench layout: file/symbol/span/line coverage, precision and F1, EditLoc, "
+            "sizes, AUC-coverage, redundancy, resolved rate, usage and cost. The exploration "
+            "view shows how each run explored: steps, lines per step, re-reads, steps to the "
+            "first gold file and line, evidence drop.", 79),
+        epilog="metrics (--metrics, comma-separated keys or patterns such as 'line.*'):\n"
+               + _wrap(", ".join(COLUMNS)) + "\ndefault:\n" + _wrap(", ".join(DEFAULT_METRICS))
                + "\n\nexamples:\n  ctxeval report results.jsonl\n"
                  "  ctxeval report results.jsonl --format latex --by language --ci\n"
                  "  ctxeval report results.jsonl --view exploration --format md\n"

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .rows import field_value, group_rows, scored_rows
+from .rows import field_value, group_rows, number, numbers, scored_rows
 from .table import Cell, Column, Report, Row, Table
 
 #: per-instance quantities; ``better`` says which way is better, for readers of the JSON.
@@ -50,8 +50,8 @@ def _steps(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _count(step: dict[str, Any], what: str, gran: str) -> int:
-    v = field_value(step, f"{what}.{gran}")
-    return int(v) if isinstance(v, (int, float)) else 0
+    v = number(field_value(step, f"{what}.{gran}"))
+    return int(v) if v is not None else 0
 
 
 def instance_metrics(row: dict[str, Any]) -> dict[str, Any]:
@@ -94,12 +94,12 @@ def tool_mix(rows: Sequence[dict[str, Any]]) -> Counter[str] | None:
 
 def _describe(values: list[Any]) -> dict[str, Cell]:
     stats = importlib.import_module("ctxeval.stats")
-    vals = [float(v) for v in values if v is not None]
+    vals, nulls = numbers(values)
     d = stats.describe(vals) if vals else {}
     cells = {k: Cell(d.get(k), len(vals)) for k in ("mean", "median", "std", "min", "q1", "q3",
                                                      "max")}
     cells["n"] = Cell(len(vals), len(vals))
-    cells["nulls"] = Cell(len(values) - len(vals), len(values))
+    cells["nulls"] = Cell(nulls, len(values))
     return cells
 
 

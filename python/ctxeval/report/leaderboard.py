@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import _core
 from ..errors import InputError
-from .rows import field_value, group_rows, scored_rows
+from .rows import field_value, group_rows, numbers, scored_rows
 from .table import Cell, Column, Report, Row, Table
 
 GRANS = ("file", "symbol", "span", "line")
@@ -104,21 +104,32 @@ def select_metrics(spec: str | Sequence[str] | None) -> list[Column]:
 
 def _macro(values: list[Any], ci: bool) -> Cell:
     stats = importlib.import_module("ctxeval.stats")
-    vals = stats.clean(values)
-    cell = Cell(stats.mean(vals), n=len(vals), nulls=len(values) - len(vals))
+    vals, nulls = numbers(values)
+    cell = Cell(stats.mean(vals), n=len(vals), nulls=nulls)
     if ci and vals:
         got = stats.bootstrap_ci(vals)
         cell.ci = (float(got[0]), float(got[1])) if got else None
     return cell
 
 
+def _counts(part: dict[str, Any] | None) -> tuple[int, int, int] | None:
+    """(intersection, gold_size, pred_size) of a metric, None unless all three are integers.
+    Negative counts are kept: the ContextBench evaluator writes some (a reversed prediction
+    range gives pred_size -3 in the parity suite) and its own micro sums include them."""
+    if not isinstance(part, dict):
+        return None
+    got = [part.get(k) for k in ("intersection", "gold_size", "pred_size")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in got):
+        return None
+    return got[0], got[1], got[2]
+
+
 def _micro(parts: list[dict[str, Any] | None], stat: str, preset: str) -> Cell:
-    present = [p for p in parts if p]
+    present = [c for c in map(_counts, parts) if c is not None]
     if not present:
         return Cell(None, 0, len(parts))
-    score = _core.score(sum(int(p.get("intersection") or 0) for p in present),
-                        sum(int(p.get("gold_size") or 0) for p in present),
-                        sum(int(p.get("pred_size") or 0) for p in present), preset)
+    score = _core.score(sum(c[0] for c in present), sum(c[1] for c in present),
+                        sum(c[2] for c in present), preset)
     value = score["coverage" if stat == "recall" else stat]
     return Cell(value, n=len(present), nulls=len(parts) - len(present))
 
@@ -164,6 +175,12 @@ def _use_resolved(rows: Sequence[dict[str, Any]], opts: CostOptions) -> bool:
     if opts.use_resolved is not None:
         return opts.use_resolved
     return opts.threshold is None and any(r.get("resolved") is not None for r in rows)
+
+
+def _threshold(opts: CostOptions) -> float:
+    if opts.threshold is not None:
+        return opts.threshold
+    return float(importlib.import_module("ctxeval.tokens").DEFAULT_THRESHOLD)
 
 
 def _cost_cells(rows: list[dict[str, Any]], opts: CostOptions, use_resolved: bool
@@ -219,11 +236,12 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
     cost = cost or CostOptions()
     want_cost = bool(keys & set(_COST_KEYS))
     table_rows: list[Row] = []
-    preset = next((str(r["preset"]) for r in rows if r.get("preset")), "strict")
+    presets = list(dict.fromkeys(str(r["preset"]) for r in rows if r.get("preset")))
     use_resolved = _use_resolved(rows, cost)
     counts: list[str] = []
     for (run, group), members in group_rows(rows, by).items():
         scored, errors = scored_rows(members)
+        preset = next((str(r["preset"]) for r in members if r.get("preset")), "strict")
         labels = {"run": run}
         if by:
             labels[by] = group
@@ -260,6 +278,10 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
           "and counted; evaluator errors are left out of every average",
     ]
     notes += counts
+    proxy = sum(1 for r in rows if r.get("gold_kind") == "patch")
+    if proxy:
+        notes.append(f"{proxy} rows are scored against the gold patch's edit locations "
+                     "(no gold context annotated: gold_kind patch)")
     if ci:
         notes.append("[lo, hi]: bootstrap 95% interval of the mean"
                      + (" (not computed for micro ratios)" if micro else ""))
@@ -268,7 +290,7 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
         cost_used = _pareto(table_rows, cost, by) if "pareto" in keys else None
         notes.append(f"score field: {cost.score_field}; pass: "
                      + ("resolved" if use_resolved else
-                        f"score >= {cost.threshold if cost.threshold is not None else 0.7}")
+                        f"score >= {_threshold(cost)}")
                      + "; 'inf': no instance passed"
                      + (f"; Pareto on (score, {cost_used})" if cost_used else ""))
     for r in table_rows:
@@ -279,5 +301,6 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
     table = Table("leaderboard", "Leaderboard", label_keys, columns, table_rows,
                   block_key=by)
     return Report("leaderboard", [table], notes,
-                  meta={"aggregation": "micro" if micro else "macro", "preset": preset,
+                  meta={"aggregation": "micro" if micro else "macro",
+                        "preset": presets[0] if len(presets) == 1 else presets,
                         "by": by, "pareto_cost": cost_used})

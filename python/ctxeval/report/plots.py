@@ -5,7 +5,6 @@ imported only to draw them, without pyplot (no global backend state)."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from typing import Any
 
 from ..errors import CtxevalError
 from .leaderboard import GRANS, CostOptions, build_leaderboard
-from .rows import field_value, group_rows, scored_rows
+from .rows import field_value, group_rows, number, scored_rows
 
 
 class PlotError(CtxevalError):
@@ -29,7 +28,11 @@ def _matplotlib() -> Any:
 
 
 def have_matplotlib() -> bool:
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        _matplotlib()
+    except PlotError:
+        return False
+    return True
 
 
 # ----------------------------------------------------------------------------- series
@@ -42,12 +45,14 @@ def coverage_curve(rows: Sequence[dict[str, Any]], gran: str) -> list[float]:
     series: list[list[float]] = []
     for r in rows:
         steps = field_value(r, "trajectory.steps") or []
-        covs = [field_value(s, f"coverage.{gran}") for s in steps if isinstance(s, dict)]
+        if not isinstance(steps, list):
+            continue
+        covs = [number(field_value(s, f"coverage.{gran}")) for s in steps]
         if any(c is None for c in covs):
             continue
-        if not covs and field_value(r, f"final.{gran}.coverage") is None:
+        if not covs and number(field_value(r, f"final.{gran}.coverage")) is None:
             continue
-        series.append([float(c) for c in covs])
+        series.append([c for c in covs if c is not None])
     if not series:
         return []
     length = max(len(s) for s in series)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,10 +39,15 @@ def group_label(row: dict[str, Any], by: str) -> str:
 
 def group_rows(rows: Sequence[dict[str, Any]], by: str | None
                ) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    """Rows keyed by (run, group): runs in order of first appearance, groups sorted in a run."""
+    """Rows keyed by (run, group): runs in order of first appearance, groups sorted in a run.
+    When the rows come from several presets, the run label names the preset too (``run
+    [contextbench]``): the same run scored two ways must not be pooled."""
+    presets = {r.get("preset") for r in rows if r.get("preset")}
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in rows:
         run = str(r.get("run") or "-")
+        if len(presets) > 1:
+            run += f" [{r.get('preset') or '?'}]"
         group = group_label(r, by) if by else ""
         runs.setdefault(run, {}).setdefault(group, []).append(r)
     return {(run, g): groups[g] for run, groups in runs.items() for g in sorted(groups)}
@@ -59,3 +65,24 @@ def scored_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], i
     which are left out of every average."""
     scored = [r for r in rows if not is_error(r)]
     return scored, len(rows) - len(scored)
+
+
+def number(v: Any) -> float | None:
+    """A finite number as float; anything else (None, NaN, infinity, text, a bool) is None, so
+    that one malformed value counts as a null instead of breaking a column."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def numbers(values: Iterable[Any]) -> tuple[list[float], int]:
+    """The finite numbers among ``values`` and the count of the others (nulls)."""
+    vals, nulls = [], 0
+    for v in values:
+        f = number(v)
+        if f is None:
+            nulls += 1
+        else:
+            vals.append(f)
+    return vals, nulls
