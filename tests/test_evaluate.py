@@ -253,3 +253,26 @@ def test_text_overlap_of_context_and_patch(tmp_path):
     assert text["context_token_recall"] == pytest.approx(len(tokens(final)) / len(tokens(gold)))
     assert (text["patch_exact_match"], text["patch_token_f1"]) == (1.0, 1.0)
     assert "text" not in evaluate(tmp_path, "--run", f"a={EX / 'runs/agent-a.jsonl'}")[1][0]
+
+
+def test_progress_bar_only_on_a_terminal():
+    import io
+
+    from ctxeval.evaluate import _Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        p = _Progress(stream, enabled=True)
+        p.begin("run-a", 4)
+        p.instance()
+        p.input_done()
+        p.input_done()
+        p.draw(force=True)
+        p.done()
+    assert "run-a: [############" in tty.getvalue() and "2/4 inputs" in tty.getvalue()
+    assert "ETA" in tty.getvalue()
+    assert pipe.getvalue() == ""

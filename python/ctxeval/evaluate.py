@@ -19,7 +19,7 @@ from . import _core
 from .adapters import ReadOptions
 from .errors import GoldError, InstanceError, Problem, RepoError
 from .gold import GoldSet, load_gold
-from .inputs import ReadResult, guess_instance_id, read_inputs
+from .inputs import ReadResult, guess_instance_id, list_inputs, read_input
 from .model import GoldInstance, Trajectory, Usage
 from .prepare import FinalPolicy, Notes, Preparer, context_text
 from .repo import RepoCache
@@ -87,32 +87,47 @@ class Summary:
 
 
 class _Progress:
-    """A one-line progress indicator on a terminal; silent otherwise."""
+    """A one-line progress bar with an ETA on a terminal; silent otherwise (pipes, CI)."""
 
     def __init__(self, stream: IO[str], enabled: bool) -> None:
         self.stream = stream
         self.enabled = enabled and stream.isatty()
         self.start = time.monotonic()
-        self.n = 0
         self.last = 0.0
+        self.label = ""
+        self.done_inputs = 0
+        self.total_inputs = 0
+        self.instances = 0
 
-    def tick(self, run: str, total: int | None = None) -> None:
-        self.n += 1
+    def begin(self, label: str, total_inputs: int) -> None:
+        self.label, self.total_inputs, self.done_inputs = label, total_inputs, 0
+        self.start = time.monotonic()
+        self.draw(force=True)
+
+    def input_done(self) -> None:
+        self.done_inputs += 1
+        self.draw()
+
+    def instance(self) -> None:
+        self.instances += 1
+
+    def draw(self, force: bool = False) -> None:
         now = time.monotonic()
-        if not self.enabled or now - self.last < 0.2:
+        if not self.enabled or (not force and now - self.last < 0.2):
             return
         self.last = now
-        rate = self.n / max(now - self.start, 1e-9)
-        eta = ""
-        if total:
-            eta = f" ETA {max(total - self.n, 0) / rate:.0f}s"
-        self.stream.write(f"\r{run}: {self.n}{'/' + str(total) if total else ''} "
-                          f"instances, {rate:.1f}/s{eta}   ")
+        total = max(self.total_inputs, 1)
+        frac = min(self.done_inputs / total, 1.0)
+        bar = "#" * int(frac * 24)
+        elapsed = now - self.start
+        eta = f"ETA {elapsed / frac - elapsed:.0f}s" if frac > 0 else "ETA --"
+        self.stream.write(f"\r{self.label}: [{bar:<24}] {self.done_inputs}/{self.total_inputs} "
+                          f"inputs, {self.instances} instances, {eta}   ")
         self.stream.flush()
 
     def done(self) -> None:
         if self.enabled:
-            self.stream.write("\r" + " " * 70 + "\r")
+            self.stream.write("\r" + " " * 78 + "\r")
             self.stream.flush()
 
 
@@ -281,8 +296,19 @@ class Evaluator:
                 if len(batch) >= BATCH:
                     yield from flush()
 
-        for res in read_inputs(spec.inputs, fmt=fmt, options=options):
-            yield from self._rows_of_input(res, spec, summary, covered, skip, handle, progress)
+        listed = list_inputs(spec.inputs, fmt)
+        if progress is not None:
+            progress.begin(spec.name, len(listed))
+        for item in listed:
+            if isinstance(item, Problem):
+                res: ReadResult | None = ReadResult(Path(item.path or ""), problem=item)
+            else:
+                res = read_input(item[0], item[1], fmt=fmt, options=options)
+            if res is not None:
+                yield from self._rows_of_input(res, spec, summary, covered, skip, handle,
+                                               progress)
+            if progress is not None:
+                progress.input_done()
         if self.all_gold:
             for g in self.gold.instances:
                 if g.instance_id in covered or (skip and (spec.name, g.instance_id) in skip):
@@ -315,7 +341,7 @@ class Evaluator:
                 continue
             gold = self.gold.get(traj.instance_id)
             if progress is not None:
-                progress.tick(spec.name)
+                progress.instance()
             if gold is None:
                 summary.without_gold.append(traj.instance_id)
                 yield from handle(error_row(traj.instance_id, spec.name, "missing_gold",

@@ -88,37 +88,52 @@ def walk(path: Path, fmt: str | None = None, _seen: set[Path] | None = None
             yield child, False
 
 
-def read_inputs(specs: list[str | Path], *, fmt: str | None = None,
-                options: ReadOptions | None = None) -> Iterator[ReadResult]:
-    """Read every input named by ``specs`` (files, directories, globs), in order."""
-    opts = options or ReadOptions()
+def list_inputs(specs: list[str | Path], fmt: str | None = None
+                ) -> list[tuple[Path, bool] | Problem]:
+    """Every input the specs name, in order, as ``(path, explicit)``; a spec naming nothing is
+    a :class:`Problem` in its place. Listing first lets a progress bar know the total."""
+    out: list[tuple[Path, bool] | Problem] = []
     for spec in specs:
         paths = expand(spec)
         if not paths:
-            yield ReadResult(Path(str(spec)), problem=Problem(
-                "missing_input", "no such file, directory or glob match", path=str(spec)))
+            out.append(Problem("missing_input", "no such file, directory or glob match",
+                               path=str(spec)))
             continue
         seen: set[Path] = set()
         for top in paths:
-            for path, explicit in walk(top, fmt, seen):
-                try:
-                    mod = _detect(path, fmt)
-                except AdapterError as exc:
-                    if explicit:
-                        yield ReadResult(path, problem=exc.to_problem())
-                    continue
-                try:
-                    trajs = mod.read(path, opts)
-                except AdapterError as exc:
-                    yield ReadResult(path, problem=exc.to_problem(), fmt=mod.FORMAT)
-                    continue
-                except (OSError, ValueError, KeyError, TypeError, IndexError,
-                        AttributeError, UnicodeError, RecursionError) as exc:
-                    yield ReadResult(path, fmt=mod.FORMAT, problem=Problem(
-                        "bad_trajectory", f"{mod.FORMAT}: {type(exc).__name__}: {exc}",
-                        path=str(path)))
-                    continue
-                yield ReadResult(path, trajectories=trajs, fmt=mod.FORMAT)
+            out.extend(walk(top, fmt, seen))
+    return out
+
+
+def read_input(path: Path, explicit: bool, *, fmt: str | None = None,
+               options: ReadOptions | None = None) -> ReadResult | None:
+    """Read one listed input; None for an unrecognised file met while walking a directory."""
+    opts = options or ReadOptions()
+    try:
+        mod = _detect(path, fmt)
+    except AdapterError as exc:
+        return ReadResult(path, problem=exc.to_problem()) if explicit else None
+    try:
+        trajs = mod.read(path, opts)
+    except AdapterError as exc:
+        return ReadResult(path, problem=exc.to_problem(), fmt=mod.FORMAT)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError,
+            UnicodeError, RecursionError) as exc:
+        return ReadResult(path, fmt=mod.FORMAT, problem=Problem(
+            "bad_trajectory", f"{mod.FORMAT}: {type(exc).__name__}: {exc}", path=str(path)))
+    return ReadResult(path, trajectories=trajs, fmt=mod.FORMAT)
+
+
+def read_inputs(specs: list[str | Path], *, fmt: str | None = None,
+                options: ReadOptions | None = None) -> Iterator[ReadResult]:
+    """Read every input named by ``specs`` (files, directories, globs), in order."""
+    for item in list_inputs(specs, fmt):
+        if isinstance(item, Problem):
+            yield ReadResult(Path(item.path or ""), problem=item)
+            continue
+        res = read_input(item[0], item[1], fmt=fmt, options=options)
+        if res is not None:
+            yield res
 
 
 def display_path(path: Path) -> str:
