@@ -106,8 +106,9 @@ def test_macro_means_leave_nulls_out_and_count_them() -> None:
     assert b["line.coverage"].value == pytest.approx(0.375)
     assert b["line.f1"].value == pytest.approx(3 / 7)
     assert b["resolved"].value is None and b["resolved"].nulls == 2
-    assert any("a: 1 evaluator errors left out" in n for n in rep.notes)
-    assert any("b: 0 evaluator errors left out, 1 agent failures" in n for n in rep.notes)
+    assert any("run a: 1 evaluator error left out" in n for n in rep.notes)
+    assert any("run b: 0 evaluator errors left out, 1 agent failure scored 0" in n
+               for n in rep.notes)
 
 
 def test_micro_rebuilds_ratios_from_counts() -> None:

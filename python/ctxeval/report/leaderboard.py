@@ -227,6 +227,10 @@ def _pareto(table_rows: list[Row], opts: CostOptions, block_key: str | None) -> 
     return cost_key
 
 
+def _plural(n: int | None, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
                       metrics: str | Sequence[str] | None = None, micro: bool = False,
                       ci: bool = False, cost: CostOptions | None = None) -> Report:
@@ -269,8 +273,8 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
         failed = cells["agent_failures"].value
         if errors or failed:
             who = " / ".join(labels.values())
-            counts.append(f"{who}: {errors} evaluator errors left out, {failed} agent "
-                          "failures scored 0")
+            counts.append(f"run {who}: {_plural(errors, 'evaluator error')} left out, "
+                          f"{_plural(failed, 'agent failure')} scored 0")
     notes = [
         ("micro averages (Σ intersection / Σ size) for final-context and EditLoc columns"
          if micro else "macro means over instances")
