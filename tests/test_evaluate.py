@@ -276,3 +276,22 @@ def test_progress_bar_only_on_a_terminal():
     assert "run-a: [############" in tty.getvalue() and "2/4 inputs" in tty.getvalue()
     assert "ETA" in tty.getvalue()
     assert pipe.getvalue() == ""
+
+
+def test_worker_processes_give_the_same_rows_in_order(tmp_path):
+    runs = tmp_path / "split"
+    runs.mkdir()
+    lines = [*(EX / "runs/agent-a.jsonl").read_text().splitlines(),
+             *(EX / "runs/agent-b.jsonl").read_text().splitlines()]
+    for k, line in enumerate(lines):  # one trajectory per file, in a known order
+        (runs / f"{k:02d}.jsonl").write_text(line + "\n")
+    (runs / "99-broken.jsonl").write_text('{"format": "ctxeval-trajectory/1", "steps": [}\n')
+    out1, out2 = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    base = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"), "-q",
+            "--run", f"split={runs}"]
+    assert main([*base, "--out", str(out1)]) == 0
+    assert main([*base, "--out", str(out2), "-j", "2"]) == 0
+    one, two = out1.read_bytes(), out2.read_bytes()
+    assert one == two
+    rows = [orjson.loads(x) for x in one.splitlines()]
+    assert [r["instance_id"] for r in rows] == ["example__calc-1", "example__calc-2"] * 2

@@ -28,6 +28,7 @@ from .results import RowWriter, error_row, read_rows, write_meta
 from .symbols import SymbolExtractor, grammar_versions
 from .textmatch import overlap
 
+#: Instances scored per engine call where the run batches them (agent failures of --all-gold).
 BATCH = 64
 
 
@@ -221,8 +222,37 @@ def make_preparer(symbols: SymbolExtractor, preset: str, final_policy: FinalPoli
     return Preparer(symbols, preset, final_policy)
 
 
+@dataclass(slots=True)
+class _Outcome:
+    """What one input gave: its rows in order, and what the run's summary needs to know."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    #: An unreadable input named after a gold instance: (gold id, input, reason), scored as an
+    #: agent failure by the run unless the instance is covered already.
+    failure: tuple[str, str, str] | None = None
+    unreadable: Problem | None = None
+    without_gold: list[str] = field(default_factory=list)
+    covered: list[str] = field(default_factory=list)
+    skipped: int = 0
+    instances: int = 0
+
+
+@dataclass(slots=True)
+class _RunContext:
+    """Per-run settings every input of the run is processed with (sent once to workers)."""
+
+    name: str
+    fmt: str | None
+    skip: frozenset[str]
+    resolved: ResolvedTable
+
+
 class Evaluator:
-    """Evaluates runs against one gold set; usable from Python as well as from the CLI."""
+    """Evaluates runs against one gold set; usable from Python as well as from the CLI.
+
+    ``jobs > 1`` processes the inputs of a run in that many worker processes (tree-sitter
+    parsing holds the GIL, so threads would not help); rows still come out in input order.
+    """
 
     def __init__(self, gold: GoldSet, repos: RepoCache, *, preset: str = "strict",
                  final_policy: FinalPolicy = "declared", all_gold: bool = False,
@@ -240,14 +270,7 @@ class Evaluator:
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
         self.covered: set[str] = set()
 
-    def _score(self, batch: list[_Pending], run: str) -> Iterator[dict[str, Any]]:
-        results = _core.evaluate_batch([p.inst for p in batch], self.preset, self.jobs)
-        for p, metrics in zip(batch, results, strict=True):
-            row = _row(p.gold, p.traj, run, self.preset, self.final_policy, p.notes, metrics,
-                       p.status, p.pred_file, p.reason, p.resolved)
-            if p.text is not None:
-                row["text"] = p.text
-            yield row
+    # -- one instance ----------------------------------------------------------------------
 
     def _prepare(self, gold: GoldInstance, traj: Trajectory | None, run: str, status: str,
                  pred_file: str | None, reason: str | None = None
@@ -269,87 +292,162 @@ class Evaluator:
             pending.text = text_metrics(gold, traj, inst, notes, snap)
         return pending
 
+    def _rows(self, items: list[_Pending | dict[str, Any]], ctx: _RunContext
+              ) -> list[dict[str, Any]]:
+        """Score the prepared items in one engine call; error rows pass through in place."""
+        pending = [p for p in items if isinstance(p, _Pending)]
+        for p in pending:
+            iid = p.traj.instance_id if p.traj is not None else p.gold.instance_id
+            p.resolved = ctx.resolved.get(iid)
+        results = iter(_core.evaluate_batch([p.inst for p in pending], self.preset, 1)
+                       if pending else [])
+        out = []
+        for item in items:
+            if not isinstance(item, _Pending):
+                out.append(item)
+                continue
+            row = _row(item.gold, item.traj, ctx.name, self.preset, self.final_policy,
+                       item.notes, next(results), item.status, item.pred_file, item.reason,
+                       item.resolved)
+            if item.text is not None:
+                row["text"] = item.text
+            out.append(row)
+        return out
+
+    # -- one input -------------------------------------------------------------------------
+
+    def process(self, item: tuple[Path, bool] | Problem, ctx: _RunContext) -> _Outcome:
+        """Read one input and score every trajectory in it."""
+        out = _Outcome()
+        if isinstance(item, Problem):
+            res: ReadResult | None = ReadResult(Path(item.path or ""), problem=item)
+        else:
+            res = read_input(item[0], item[1], fmt=ctx.fmt,
+                             options=ReadOptions(preset=self.preset, run=ctx.name))
+        if res is None:
+            return out
+        pred_file = str(res.path)
+        if res.problem is not None:
+            out.unreadable = res.problem
+            guess = guess_instance_id(res.path)
+            gold = self.gold.get(guess) if guess else None
+            if gold is not None:
+                out.failure = (gold.instance_id, pred_file,
+                               f"unreadable trajectory: {res.problem.message}")
+            return out
+        items: list[_Pending | dict[str, Any]] = []
+        for traj in res.trajectories:
+            if traj.instance_id in ctx.skip:
+                out.skipped += 1
+                continue
+            out.instances += 1
+            gold = self.gold.get(traj.instance_id)
+            if gold is None:
+                out.without_gold.append(traj.instance_id)
+                items.append(error_row(traj.instance_id, ctx.name, "missing_gold",
+                                       "no gold row for this instance id", pred_file=pred_file))
+                continue
+            out.covered.append(gold.instance_id)
+            items.append(self._prepare(gold, traj, ctx.name, "ok", pred_file))
+        out.rows = self._rows(items, ctx)
+        return out
+
+    def _outcomes(self, listed: list[tuple[Path, bool] | Problem], ctx: _RunContext
+                  ) -> Iterator[_Outcome]:
+        if self.jobs <= 1 or len(listed) < 2:
+            for item in listed:
+                yield self.process(item, ctx)
+            return
+        yield from _parallel_outcomes(self, listed, ctx)
+
+    # -- one run ---------------------------------------------------------------------------
+
     def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
             skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None
             ) -> Iterator[dict[str, Any]]:
         """Rows of one run, in input order."""
-        covered: set[str] = set()
-        batch: list[_Pending] = []
-        options = ReadOptions(preset=self.preset, run=spec.name)
         resolved = ResolvedTable()
         for path in spec.results:
             resolved.update(load_resolved(path))
-
-        def flush() -> Iterator[dict[str, Any]]:
-            if batch:
-                yield from self._score(batch, spec.name)
-                batch.clear()
-
-        def handle(item: _Pending | dict[str, Any]) -> Iterator[dict[str, Any]]:
-            if isinstance(item, dict):
-                yield from flush()
-                yield item
-            else:
-                iid = item.traj.instance_id if item.traj is not None else item.gold.instance_id
-                item.resolved = resolved.get(iid)
-                batch.append(item)
-                if len(batch) >= BATCH:
-                    yield from flush()
-
+        ctx = _RunContext(spec.name, fmt,
+                          frozenset(i for r, i in (skip or ()) if r == spec.name), resolved)
+        covered: set[str] = set()
         listed = list_inputs(spec.inputs, fmt)
         if progress is not None:
             progress.begin(spec.name, len(listed))
-        for item in listed:
-            if isinstance(item, Problem):
-                res: ReadResult | None = ReadResult(Path(item.path or ""), problem=item)
-            else:
-                res = read_input(item[0], item[1], fmt=fmt, options=options)
-            if res is not None:
-                yield from self._rows_of_input(res, spec, summary, covered, skip, handle,
-                                               progress)
+        for out in self._outcomes(listed, ctx):
+            if out.unreadable is not None:
+                summary.unreadable.append(out.unreadable)
+            summary.without_gold.extend(out.without_gold)
+            summary.skipped_resume += out.skipped
+            covered.update(out.covered)
+            if out.failure is not None and out.failure[0] not in covered:
+                gid, pred_file, reason = out.failure
+                covered.add(gid)
+                gold = self.gold.get(gid)
+                assert gold is not None
+                yield from self._rows([self._prepare(gold, None, spec.name, "agent_failure",
+                                                     pred_file, reason)], ctx)
+            yield from out.rows
             if progress is not None:
+                progress.instances += out.instances
                 progress.input_done()
         if self.all_gold:
-            for g in self.gold.instances:
-                if g.instance_id in covered or (skip and (spec.name, g.instance_id) in skip):
-                    continue
-                covered.add(g.instance_id)
-                yield from handle(self._prepare(g, None, spec.name, "agent_failure", None,
-                                                "no trajectory for this instance"))
+            missing = [g for g in self.gold.instances
+                       if g.instance_id not in covered and g.instance_id not in ctx.skip]
+            for k in range(0, len(missing), BATCH):
+                chunk = missing[k:k + BATCH]
+                covered.update(g.instance_id for g in chunk)
+                yield from self._rows([self._prepare(g, None, spec.name, "agent_failure", None,
+                                                     "no trajectory for this instance")
+                                       for g in chunk], ctx)
         summary.uncovered[spec.name] = sum(1 for g in self.gold.instances
                                            if g.instance_id not in covered)
         self.covered |= covered
-        yield from flush()
 
-    def _rows_of_input(self, res: ReadResult, spec: RunSpec, summary: Summary,
-                       covered: set[str], skip: set[tuple[str, str]] | None, handle,
-                       progress: _Progress | None) -> Iterator[dict[str, Any]]:
-        pred_file = str(res.path)
-        if res.problem is not None:
-            summary.unreadable.append(res.problem)
-            guess = guess_instance_id(res.path)
-            gold = self.gold.get(guess) if guess else None
-            if gold is not None and gold.instance_id not in covered:
-                covered.add(gold.instance_id)
-                yield from handle(self._prepare(gold, None, spec.name, "agent_failure",
-                                                pred_file, f"unreadable trajectory: "
-                                                f"{res.problem.message}"))
-            return
-        for traj in res.trajectories:
-            if skip and (spec.name, traj.instance_id) in skip:
-                summary.skipped_resume += 1
-                continue
-            gold = self.gold.get(traj.instance_id)
-            if progress is not None:
-                progress.instance()
-            if gold is None:
-                summary.without_gold.append(traj.instance_id)
-                yield from handle(error_row(traj.instance_id, spec.name, "missing_gold",
-                                            "no gold row for this instance id",
-                                            pred_file=pred_file))
-                continue
-            covered.add(gold.instance_id)
-            yield from handle(self._prepare(gold, traj, spec.name, "ok", pred_file))
+
+# -- worker processes (-j N) -----------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(gold: GoldSet, repos_dir: Path | None, fetch: bool, preset: str,
+                 final_policy: FinalPolicy, text: bool, ctx: _RunContext) -> None:
+    _WORKER["evaluator"] = Evaluator(gold, RepoCache(repos_dir, fetch=fetch), preset=preset,
+                                     final_policy=final_policy, text=text)
+    _WORKER["ctx"] = ctx
+
+
+def _work(item: tuple[Path, bool] | Problem) -> _Outcome:
+    return _WORKER["evaluator"].process(item, _WORKER["ctx"])
+
+
+def _parallel_outcomes(ev: Evaluator, listed: list[tuple[Path, bool] | Problem],
+                       ctx: _RunContext) -> Iterator[_Outcome]:
+    """Outcomes of ``listed`` computed by ``ev.jobs`` processes, yielded in input order, with
+    a bounded number of inputs in flight so that memory stays flat."""
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
+    window = 4 * ev.jobs
+    with ProcessPoolExecutor(
+            max_workers=ev.jobs, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(ev.gold, ev.repos.repos_dir, ev.repos.fetch, ev.preset, ev.final_policy,
+                      ev.text, ctx)) as pool:
+        queue: deque = deque()
+        items = iter(listed)
+        for item in items:
+            queue.append(pool.submit(_work, item))
+            if len(queue) >= window:
+                break
+        while queue:
+            done = queue.popleft().result()
+            nxt = next(items, None)
+            if nxt is not None:
+                queue.append(pool.submit(_work, nxt))
+            yield done
 
 
 def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
