@@ -295,3 +295,13 @@ def test_worker_processes_give_the_same_rows_in_order(tmp_path):
     assert one == two
     rows = [orjson.loads(x) for x in one.splitlines()]
     assert [r["instance_id"] for r in rows] == ["example__calc-1", "example__calc-2"] * 2
+
+
+def test_lru_cache_forgets_the_least_recently_used():
+    from ctxeval.prepare import LruCache
+
+    c = LruCache(2)
+    c["a"], c["b"] = 1, 2
+    assert c.get("a") == 1  # a is now the most recent
+    c["c"] = 3
+    assert list(c) == ["a", "c"] and c.get("b") is None

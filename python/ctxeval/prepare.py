@@ -9,6 +9,7 @@ not be resolved). All arithmetic is left to the engine.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,6 +23,30 @@ from .symbols import Definition, SymbolExtractor, resolve_name
 
 FinalPolicy = Literal["declared", "union", "last"]
 FINAL_POLICIES: tuple[str, ...] = ("declared", "union", "last")
+
+
+class LruCache(OrderedDict):
+    """A dict that forgets its least recently used entries beyond ``size``.
+
+    Keeps memory flat over long runs: line indexes and definitions of files are reused across
+    the instances and runs that share a blob, but not kept for the whole run.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        super().__init__()
+        self.size = size
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
 
 
 @dataclass(slots=True)
@@ -53,7 +78,7 @@ class FileTable:
     """
 
     def __init__(self, snap: RepoSnapshot, symbols: SymbolExtractor, preset: str,
-                 index_cache: dict[tuple[str, str], Any]) -> None:
+                 index_cache: LruCache) -> None:
         self.snap = snap
         self.symbols = symbols
         self.preset = preset
@@ -107,7 +132,7 @@ class Preparer:
         self.symbols = symbols
         self.preset = preset
         self.final_policy = final_policy
-        self.index_cache: dict[tuple[str, str], Any] = {}
+        self.index_cache: LruCache = LruCache()
 
     # -- views -----------------------------------------------------------------------------
 
