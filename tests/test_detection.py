@@ -4,11 +4,12 @@ claimed. The expected format of each file is written here from the corpus and pa
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
-from conftest import CORPUS, PARITY, SHARED, requires_parity, requires_shared
 
+from conftest import CORPUS, PARITY, SHARED, requires_parity, requires_shared
 from ctxeval import adapters
 from ctxeval.errors import AdapterError
 from ctxeval.inputs import list_inputs
@@ -103,7 +104,5 @@ def test_wrong_format_and_truncated_inputs_raise_only_adapter_errors(tmp_path, f
             cut = tmp_path / src.name
             cut.write_bytes(data[: len(data) // 2])
             for path in (src, cut):
-                try:
+                with contextlib.suppress(AdapterError):
                     mod.read(path, opts)
-                except AdapterError:
-                    pass
