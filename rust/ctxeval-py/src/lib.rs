@@ -373,33 +373,76 @@ fn lines_from_numbers(lines: Vec<u32>) -> Pairs<u32> {
         .collect()
 }
 
-#[pyfunction]
-fn lines_union(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
-    let (a, b) = (
-        core::LineRanges::from_inclusive(a),
-        core::LineRanges::from_inclusive(b),
-    );
-    a.union(&b).inclusive().collect()
+/// A binary set operation over line or byte ranges, as a Python function.
+macro_rules! set_op {
+    ($name:ident, $doc:literal, $coord:ty, $build:path, $op:ident, $out:ident) => {
+        #[doc = $doc]
+        #[pyfunction]
+        fn $name(a: Pairs<$coord>, b: Pairs<$coord>) -> Pairs<$coord> {
+            let (a, b) = ($build(a), $build(b));
+            $out(&a.$op(&b))
+        }
+    };
 }
 
-#[pyfunction]
-fn lines_intersection(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
-    let (a, b) = (
-        core::LineRanges::from_inclusive(a),
-        core::LineRanges::from_inclusive(b),
-    );
-    a.intersection(&b).inclusive().collect()
+fn inclusive(r: &core::LineRanges) -> Pairs<u32> {
+    r.inclusive().collect()
 }
 
-#[pyfunction]
-fn lines_difference(a: Pairs<u32>, b: Pairs<u32>) -> Pairs<u32> {
-    let (a, b) = (
-        core::LineRanges::from_inclusive(a),
-        core::LineRanges::from_inclusive(b),
-    );
-    a.difference(&b).inclusive().collect()
+fn half_open(r: &core::ByteRanges) -> Pairs<u64> {
+    r.spans().to_vec()
 }
 
+set_op!(
+    lines_union,
+    "Union of inclusive line ranges.",
+    u32,
+    core::LineRanges::from_inclusive,
+    union,
+    inclusive
+);
+set_op!(
+    lines_intersection,
+    "Intersection of inclusive line ranges.",
+    u32,
+    core::LineRanges::from_inclusive,
+    intersection,
+    inclusive
+);
+set_op!(
+    lines_difference,
+    "Lines of `a` not in `b`.",
+    u32,
+    core::LineRanges::from_inclusive,
+    difference,
+    inclusive
+);
+set_op!(
+    bytes_union,
+    "Union of half-open byte ranges.",
+    u64,
+    core::ByteRanges::from_ranges,
+    union,
+    half_open
+);
+set_op!(
+    bytes_intersection,
+    "Intersection of half-open byte ranges.",
+    u64,
+    core::ByteRanges::from_ranges,
+    intersection,
+    half_open
+);
+set_op!(
+    bytes_difference,
+    "Bytes of `a` not in `b`.",
+    u64,
+    core::ByteRanges::from_ranges,
+    difference,
+    half_open
+);
+
+/// Number of distinct lines covered by inclusive line ranges.
 #[pyfunction]
 fn lines_measure(ranges: Pairs<u32>) -> u64 {
     core::LineRanges::from_inclusive(ranges).measure()
@@ -408,36 +451,10 @@ fn lines_measure(ranges: Pairs<u32>) -> u64 {
 /// Normalise half-open byte ranges: swap reversed, drop empty, merge overlapping and adjacent.
 #[pyfunction]
 fn bytes_normalize(ranges: Pairs<u64>) -> Pairs<u64> {
-    core::ByteRanges::from_ranges(ranges).spans().to_vec()
+    half_open(&core::ByteRanges::from_ranges(ranges))
 }
 
-#[pyfunction]
-fn bytes_union(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
-    let (a, b) = (
-        core::ByteRanges::from_ranges(a),
-        core::ByteRanges::from_ranges(b),
-    );
-    a.union(&b).spans().to_vec()
-}
-
-#[pyfunction]
-fn bytes_intersection(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
-    let (a, b) = (
-        core::ByteRanges::from_ranges(a),
-        core::ByteRanges::from_ranges(b),
-    );
-    a.intersection(&b).spans().to_vec()
-}
-
-#[pyfunction]
-fn bytes_difference(a: Pairs<u64>, b: Pairs<u64>) -> Pairs<u64> {
-    let (a, b) = (
-        core::ByteRanges::from_ranges(a),
-        core::ByteRanges::from_ranges(b),
-    );
-    a.difference(&b).spans().to_vec()
-}
-
+/// Number of distinct bytes covered by half-open byte ranges.
 #[pyfunction]
 fn bytes_measure(ranges: Pairs<u64>) -> u64 {
     core::ByteRanges::from_ranges(ranges).measure()
