@@ -63,15 +63,20 @@ def run_reference(python: str, source: Path, wl: Path, scratch: Path) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--python", required=True, help="the published evaluator's Python")
-    ap.add_argument("--source", required=True, type=Path,
+    ap.add_argument("--python", help="the published evaluator's Python")
+    ap.add_argument("--source", type=Path,
                     help="directory holding its contextbench package")
     ap.add_argument("--workload", type=Path)
     ap.add_argument("--instances", type=int, default=100)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--repos", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reference-seconds", type=float,
+                    help="skip the published evaluator and take this earlier total for it "
+                         "(same workload)")
     a = ap.parse_args()
+    if a.reference_seconds is None and (a.python is None or a.source is None):
+        ap.error("--python and --source are needed unless --reference-seconds is given")
     with tempfile.TemporaryDirectory(prefix="ctxeval-ref-") as tmp_s:
         tmp = Path(tmp_s)
         wl = a.workload
@@ -83,7 +88,7 @@ def main() -> None:
         rows = sum(1 for r in runs for _ in r.open())
         print(f"workload: {meta['instances']} instances x {meta['runs']} runs = {rows} rows")
         (tmp / "ref").mkdir()
-        ref = run_reference(a.python, a.source, wl, tmp / "ref")
+        ref = a.reference_seconds or run_reference(a.python, a.source, wl, tmp / "ref")
         print(f"published evaluator, all runs: {ref:.2f}s, {rows / ref:.2f} rows/s")
         cli = _cli_has_cache()
         gold = wl / "gold.jsonl"

@@ -302,7 +302,11 @@ def test_real_v2_astropy() -> None:
     assert t.steps[5].views == []  # an <exception> observation
     # cat f | grep -n _cstack -A 30: two groups of printed numbers
     assert vt(t.steps[9].views) == [(f, 219, 249), (f, 316, 317)]
-    assert vt(t.steps[17].views) == [(f, n, n) for n in (57, 62, 97, 193, 206, 208, 213)]
+    # step 15 wrote fix_cstack.py and ran it: it rewrites separable.py, so this grep shows the
+    # edited file (file-level credit only)
+    assert t.steps[15].edits == ["/testbed/fix_cstack.py", f]
+    assert vt(t.steps[17].views) == [(f, n, n, "post_edit")
+                                     for n in (57, 62, 97, 193, 206, 208, 213)]
     assert vt(t.steps[24].views) == [(tests, 1, 30)]
     assert t.steps[14].edits == [f + ".backup"]
     assert t.steps[35].views == []

@@ -118,6 +118,7 @@ def _parity_sources() -> dict[str, bytes]:
 _PARITY = _parity_sources()
 _ALL = {**_HANDWRITTEN, **_PARITY}
 _RAW_CLEAN = [0]  # versions whose raw incremental tree had no error (checked directly)
+_COUNTS: dict[str, int] = {}  # top-level nodes whose definitions were re-used / queried
 
 
 def _point(doc: bytes, offset: int) -> tuple[int, int]:
@@ -218,7 +219,10 @@ def _check_chain(path: str, versions: list[bytes]) -> None:
             if not raw.root_node.has_error:
                 _RAW_CLEAN[0] += 1
                 assert definitions(raw, lang, preset) == fresh, (path, preset)
+            # Re-parsed only, and re-parsed with the earlier definitions re-used.
             got = extract_incremental(new, lang, preset, (prev, tree))
+            assert got is not None and got[0] == fresh, (path, preset)
+            got = extract_incremental(new, lang, preset, (prev, tree), defs, _COUNTS)
             assert got is not None
             defs, tree = got
             assert defs == fresh, (path, preset)
@@ -258,10 +262,17 @@ def test_real_edit_reuses_the_tree_and_keeps_definitions() -> None:
     tree = reparse(parser, old_tree, old, new)
     assert not tree.root_node.has_error
     assert len(compute_edits(old, new)) == 2
-    got = extract_incremental(new, "python", "strict", (old, old_tree))
+    old_defs = extract(old, path)
+    counts: dict[str, int] = {}
+    got = extract_incremental(new, "python", "strict", (old, old_tree), old_defs, counts)
     assert got is not None
     defs = got[0]
     assert defs == extract(new, path)
+    # Six top-level nodes (the coding comment, the docstring, SYMBOLS and the three functions);
+    # tree-sitter re-used at least the docstring untouched, whose definitions (none) were
+    # taken over; the nodes next to the edits were queried again.
+    assert counts["queried"] + counts["reused"] == 6
+    assert counts["reused"] >= 1 and counts["queried"] >= 2
     # fmt.py defines money (lines 7-9), label (12-14) and table (17-22); label is now one
     # line longer and table moves down by one.
     assert [(d.name, d.start_line, d.end_line) for d in defs] == [
@@ -315,5 +326,7 @@ def test_random_chains_mostly_exercise_the_raw_incremental_tree() -> None:
     """Guard against a generator that only ever produces broken code (then only the fresh
     fallback would be compared)."""
     before = _RAW_CLEAN[0]
+    reused = _COUNTS.get("reused", 0)
     test_incremental_equals_fresh_on_handwritten_sources()
     assert _RAW_CLEAN[0] - before >= 50
+    assert _COUNTS["reused"] - reused >= 50  # earlier definitions were really re-used

@@ -442,3 +442,18 @@ def test_read_shell_never_raises_on_shell_like_text(command: str, output: str,
         assert v.start_line is None or v.start_line >= 1
         assert v.end_line is None or v.start_line is None or v.end_line >= v.start_line
     assert isinstance(split_commands(command), list)
+
+
+def test_a_python_script_written_earlier_edits_what_it_opens_for_writing():
+    """A heredoc script run in a later command (found on real mini-swe-agent runs)."""
+    scripts: dict[str, str] = {}
+    write = ("cat > /testbed/fix.py << 'EOF'\n"
+             "src = open('pkg/mod.py').read()\n"
+             "open('pkg/mod.py', 'w').write(src.replace('a', 'b'))\n"
+             "EOF")
+    first = read_shell(write, "", cwd="/testbed", scripts=scripts)
+    assert first.edits == ["/testbed/fix.py"]
+    run = read_shell("python fix.py", "done\n", cwd="/testbed", scripts=scripts)
+    assert run.edits == ["/testbed/pkg/mod.py"]
+    # without the memory the same command edits nothing known
+    assert read_shell("python fix.py", "done\n", cwd="/testbed").edits == []

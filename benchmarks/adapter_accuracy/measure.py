@@ -116,6 +116,7 @@ class Result:
     files: Counts = field(default_factory=Counts)
     symbols: Counts = field(default_factory=Counts)
     diffs: list[str] = field(default_factory=list)
+    aggregate: bool = False
 
     def merge(self, other: Result) -> None:
         self.steps_expected += other.steps_expected
@@ -232,15 +233,16 @@ def fmt_ratio(x: float | None) -> str:
 
 
 def row(r: Result) -> str:
-    steps = f"{r.step_matches}/{r.trajectories}" if r.trajectories > 1 else (
+    # one trajectory: steps read / expected; an aggregate: trajectories whose count matched
+    steps = f"{r.step_matches}/{r.trajectories}" if r.aggregate else (
         f"{r.steps_got}/{r.steps_expected}")
-    return (f"{r.name:<48} {r.fmt:<15} {steps:>9} {r.annotated_steps:>5} "
+    return (f"{r.name:<50} {r.fmt:<15} {steps:>9} {r.annotated_steps:>5} "
             f"{fmt_ratio(r.lines.precision):>7} {fmt_ratio(r.lines.recall):>7} "
             f"{fmt_ratio(r.files.precision):>7} {fmt_ratio(r.files.recall):>7} "
             f"{fmt_ratio(r.symbols.precision):>7} {fmt_ratio(r.symbols.recall):>7}")
 
 
-HEADER = (f"{'trajectory':<48} {'format':<15} {'steps':>9} {'ann':>5} "
+HEADER = (f"{'trajectory':<50} {'format':<15} {'steps':>9} {'ann':>5} "
           f"{'line P':>7} {'line R':>7} {'file P':>7} {'file R':>7} {'sym P':>7} {'sym R':>7}")
 
 
@@ -277,8 +279,8 @@ def report(results: list[Result], skipped: list[str], title: str, details: bool)
     print(HEADER)
     for r in results:
         print(row(r))
-    by_fmt: dict[str, Result] = defaultdict(lambda: Result("", ""))
-    total = Result("TOTAL", "all")
+    by_fmt: dict[str, Result] = defaultdict(lambda: Result("", "", aggregate=True))
+    total = Result("TOTAL", "all", aggregate=True)
     for r in results:
         agg = by_fmt[r.fmt]
         agg.name, agg.fmt = f"format {r.fmt}", r.fmt

@@ -16,10 +16,12 @@ scratch.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import itertools
 from dataclasses import dataclass
 
-from tree_sitter import Parser, Point, Tree
+from tree_sitter import Parser, Point, Query, Tree
 
 from .symbols import Definition, _build, _collect, _load, _parser
 
@@ -37,12 +39,7 @@ class Edit:
 
 
 def _offsets(lines: list[bytes]) -> list[int]:
-    out = [0]
-    total = 0
-    for line in lines:
-        total += len(line)
-        out.append(total)
-    return out
+    return list(itertools.accumulate(map(len, lines), initial=0))
 
 
 def _point_at_line(lines: list[bytes], i: int) -> tuple[int, int]:
@@ -96,6 +93,8 @@ def _line_ops(a: list[bytes], b: list[bytes]) -> list[tuple[int, int, int, int]]
                 if found is not None:
                     break
             if found is None:
+                found = _far_anchor(a, b, i, j)
+            if found is None:
                 matcher = difflib.SequenceMatcher(None, a[i:], b[j:], autojunk=True)
                 ops.extend((i + i1, i + i2, j + j1, j + j2)
                            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
@@ -113,6 +112,25 @@ def _line_ops(a: list[bytes], b: list[bytes]) -> list[tuple[int, int, int, int]]
     if i < na or j < nb:
         ops.append((i, na, j, nb))
     return ops
+
+
+def _far_anchor(a: list[bytes], b: list[bytes], i: int, j: int) -> tuple[int, int] | None:
+    """The nearest pair of equal lines (two in a row) past a long insertion or deletion:
+    (lines skipped in ``a``, lines skipped in ``b``), or None."""
+    where: dict[bytes, list[int]] = {}
+    for jj in range(j, len(b) - 1):
+        where.setdefault(b[jj], []).append(jj)
+    best: tuple[int, int] | None = None
+    for ii in range(i, len(a) - 1):
+        if best is not None and ii - i >= best[0] + best[1]:
+            break
+        for jj in where.get(a[ii], ()):
+            if a[ii + 1] == b[jj + 1]:
+                cand = (ii - i, jj - j)
+                if best is None or sum(cand) < sum(best):
+                    best = cand
+                break
+    return best
 
 
 def compute_edits(old: bytes, new: bytes) -> list[Edit]:
@@ -145,16 +163,24 @@ def edit_tree(tree: Tree, edits: list[Edit]) -> Tree:
     return out
 
 
+def _reparse(parser: Parser, old_tree: Tree, old: bytes, new: bytes
+             ) -> tuple[Tree, Tree | None]:
+    """(tree of ``new``, the edited copy of ``old_tree`` it was parsed from, or None when it
+    was parsed from scratch)."""
+    edits = compute_edits(old, new)
+    if not edits:
+        return parser.parse(new), None  # same bytes: a fresh tree bound to `new`, cheap enough
+    edited = edit_tree(old_tree, edits)
+    tree = parser.parse(new, edited)
+    if tree.root_node.has_error:
+        return parser.parse(new), None
+    return tree, edited
+
+
 def reparse(parser: Parser, old_tree: Tree, old: bytes, new: bytes) -> Tree:
     """``new`` parsed from ``old_tree`` (the tree of ``old``), falling back to a fresh parse
     when the result has a syntax error, where incremental and fresh parses may differ."""
-    edits = compute_edits(old, new)
-    if not edits:
-        return parser.parse(new)  # same bytes: a fresh tree bound to `new`, cheap enough
-    tree = parser.parse(new, edit_tree(old_tree, edits))
-    if tree.root_node.has_error:
-        tree = parser.parse(new)
-    return tree
+    return _reparse(parser, old_tree, old, new)[0]
 
 
 def parse(data: bytes, lang: str, previous: tuple[bytes, Tree] | None = None) -> Tree | None:
@@ -178,12 +204,76 @@ def definitions(tree: Tree, lang: str, preset: str) -> list[Definition] | None:
     return _build(_collect(grammar.queries[preset], tree.root_node), preset)
 
 
+def _shifted(d: Definition, dbyte: int, drow: int) -> Definition:
+    return Definition(d.kind, d.name, d.qualified_name, d.start_line + drow, d.end_line + drow,
+                      d.start_byte + dbyte, d.end_byte + dbyte)
+
+
+def reuse_definitions(tree: Tree, edited: Tree, old_tree: Tree, old_defs: list[Definition],
+                      query: Query, preset: str, counts: dict[str, int] | None = None
+                      ) -> list[Definition]:
+    """The definitions of ``tree``, re-using ``old_defs`` (of ``old_tree``) where they can be.
+
+    ``tree`` was parsed from ``edited`` (``old_tree`` with the edits applied). A top-level node
+    of ``tree`` that *is* a subtree of ``edited`` (same node id: tree-sitter re-used it because
+    no edit touched it) has the same bytes as before, so its definitions are the old ones moved
+    by its shift: names and qualified names depend only on the node and what it contains (a
+    top-level node has no enclosing definition, and its own parent is the root). Only the other
+    top-level nodes are queried. Definitions come out in :func:`ctxeval.symbols._build`'s
+    order: the top-level nodes are disjoint and in document order, so the whole-file order is
+    their concatenation.
+    """
+    old_children = old_tree.root_node.children
+    edited_children = edited.root_node.children
+    if len(old_children) != len(edited_children):  # editing never changes the structure
+        return _build(_collect(query, tree.root_node), preset)
+    index = {c.id: k for k, c in enumerate(edited_children)}
+    starts = [d.start_byte for d in old_defs]
+    out: list[Definition] = []
+    reused = queried = 0
+    for child in tree.root_node.children:
+        k = index.get(child.id)
+        if k is not None:
+            o = old_children[k]
+            if (o.end_byte - o.start_byte == child.end_byte - child.start_byte
+                    and o.start_point[1] == child.start_point[1]):
+                lo = bisect.bisect_left(starts, o.start_byte)
+                hi = bisect.bisect_left(starts, o.end_byte, lo)
+                dbyte = child.start_byte - o.start_byte
+                drow = child.start_point[0] - o.start_point[0]
+                if dbyte == 0 and drow == 0:
+                    out.extend(old_defs[lo:hi])
+                else:
+                    out.extend(_shifted(d, dbyte, drow) for d in old_defs[lo:hi])
+                reused += 1
+                continue
+        queried += 1
+        out.extend(_build(_collect(query, child), preset))
+    if counts is not None:
+        counts["reused"] = counts.get("reused", 0) + reused
+        counts["queried"] = counts.get("queried", 0) + queried
+    return out
+
+
 def extract_incremental(data: bytes, lang: str, preset: str,
-                        previous: tuple[bytes, Tree] | None = None
+                        previous: tuple[bytes, Tree] | None = None,
+                        previous_defs: list[Definition] | None = None,
+                        counts: dict[str, int] | None = None,
                         ) -> tuple[list[Definition], Tree] | None:
-    """(definitions, tree) of ``data``, re-parsed from ``previous`` when given."""
-    tree = parse(data, lang, previous)
-    if tree is None:
+    """(definitions, tree) of ``data``, re-parsed from ``previous`` = (bytes, tree) when given,
+    and re-using ``previous_defs`` (that version's definitions under ``preset``) for the
+    top-level nodes the edits left alone. ``counts`` gets ``reused``/``queried`` top-level
+    nodes added."""
+    grammar = _load(lang)
+    if grammar is None:
         return None
-    defs = definitions(tree, lang, preset)
-    return None if defs is None else (defs, tree)
+    parser = _parser(lang, grammar.language)
+    query = grammar.queries[preset]
+    if previous is None:
+        tree = parser.parse(data)
+        return _build(_collect(query, tree.root_node), preset), tree
+    tree, edited = _reparse(parser, previous[1], previous[0], data)
+    if edited is None or previous_defs is None:
+        return _build(_collect(query, tree.root_node), preset), tree
+    return reuse_definitions(tree, edited, previous[1], previous_defs, query, preset,
+                             counts), tree

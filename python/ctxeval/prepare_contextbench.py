@@ -29,7 +29,7 @@ from .errors import InstanceError
 from .gold.contextbench import contextbench_normalize_path
 from .model import GoldInstance, SymbolRef, Trajectory, View
 from .patches import contextbench_removed_lines
-from .prepare import FINAL_POLICIES, FinalPolicy, Notes
+from .prepare import FINAL_POLICIES, FinalPolicy, LruCache, Notes
 from .repo import RepoSnapshot
 from .symbols import Definition, SymbolExtractor, resolve_name
 
@@ -74,7 +74,7 @@ class CbFileTable:
     definitions (cached across instances by blob id and extension)."""
 
     def __init__(self, snap: RepoSnapshot, symbols: SymbolExtractor,
-                 cache: dict[tuple[str, str], Any]) -> None:
+                 cache: dict[tuple[str, str], Any] | LruCache) -> None:
         self.snap = snap
         self.symbols = symbols
         self.cache = cache
@@ -153,7 +153,7 @@ class ContextBenchPreparer:
         self.symbols = symbols
         self.preset = preset
         self.final_policy = final_policy
-        self.index_cache: dict[tuple[str, str], Any] = {}
+        self.index_cache: LruCache = LruCache()
 
     # -- one step --------------------------------------------------------------------------
 

@@ -745,6 +745,9 @@ _GREP_VALUE_OPTS = {"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--includ
 class _Ctx:
     cwd: str | None
     edited: set[str]
+    #: Script files written so far in the trajectory (path -> text), kept by the caller across
+    #: commands so that ``python fix.py`` is known to edit what ``fix.py`` writes.
+    scripts: dict[str, str] | None = None
 
     def path(self, p: str) -> str:
         return _join(self.cwd, p)
@@ -1032,6 +1035,9 @@ def _edit_targets(simple: _Simple, argv: list[str], ctx: _Ctx, output: str) -> l
         if ">" in op and not op.endswith("&") and target and target != "/dev/null" \
                 and not target.startswith("&"):
             out.append(ctx.path(target))
+            if ctx.scripts is not None and simple.heredoc is not None:
+                prior = ctx.scripts.get(ctx.path(target), "") if op.endswith(">>") else ""
+                ctx.scripts[ctx.path(target)] = prior + simple.heredoc.body
     if not argv:
         return out
     name = posixpath.basename(argv[0])
@@ -1082,8 +1088,10 @@ def _edit_targets(simple: _Simple, argv: list[str], ctx: _Ctx, output: str) -> l
             out.extend(ctx.path(f) for f in rest if not f.startswith("-")
                        and ("." in posixpath.basename(f) or "/" in f))
     elif re.fullmatch(r"python[\d.]*", name):
-        opts, _ = _split_opts(args, {"-c", "-m", "-W", "-X"})
+        opts, rest = _split_opts(args, {"-c", "-m", "-W", "-X"})
         code = opts.get("-c") or (simple.heredoc.body if simple.heredoc is not None else "")
+        if not code and "-m" not in opts and rest and ctx.scripts:
+            code = ctx.scripts.get(ctx.path(rest[0]), "")
         for m in _PY_WRITE_RE.finditer(code or ""):
             path = m.group(2) or m.group(4)
             out.append(ctx.path(path))
@@ -1431,14 +1439,14 @@ def _plans(pipelines: list[_Pipeline], ctx: _Ctx, output: str, edits: list[str],
     plans: list[_Plan] = []
     for pl in pipelines:
         if len(pl.parts) == 1 and isinstance(pl.parts[0], _Group):
-            sub_ctx = _Ctx(ctx.cwd, ctx.edited)
+            sub_ctx = _Ctx(ctx.cwd, ctx.edited, ctx.scripts)
             plans.extend(_plans(pl.parts[0].body, sub_ctx, output, edits, kinds))
             continue
         script = _shell_c(pl)
         if script is not None:  # bash -c '…': read the inner commands, in a child shell
             kinds.append("bash")
-            plans.extend(_plans(_parse(script, []), _Ctx(ctx.cwd, ctx.edited), output, edits,
-                                kinds))
+            plans.extend(_plans(_parse(script, []), _Ctx(ctx.cwd, ctx.edited, ctx.scripts),
+                                output, edits, kinds))
             continue
         plans.append(_pipeline_plan(pl, ctx, output, edits, kinds))
     return plans
@@ -1472,7 +1480,7 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
     for idx, part in enumerate(pl.parts):
         if isinstance(part, _Group):
             inner_kinds: list[str] = []
-            _plans(part.body, _Ctx(ctx.cwd, ctx.edited), "", edits, inner_kinds)
+            _plans(part.body, _Ctx(ctx.cwd, ctx.edited, ctx.scripts), "", edits, inner_kinds)
             kinds.extend(inner_kinds)
             stream = _Stream("none")
             continue
@@ -1509,7 +1517,8 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
             echo = _echo_text(argv)
         if argv[0] in ("git",) and "-C" in argv:
             i = argv.index("-C")
-            sub = _Ctx(ctx.path(argv[i + 1]) if i + 1 < len(argv) else ctx.cwd, ctx.edited)
+            sub = _Ctx(ctx.path(argv[i + 1]) if i + 1 < len(argv) else ctx.cwd, ctx.edited,
+                       ctx.scripts)
             stream = _stage(argv, stdin, sub, raw)
             plan_cwd = sub.cwd
         else:
@@ -1524,17 +1533,22 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
 
 
 def read_shell(command: str, output: str, *, cwd: str | None = None,
-               returncode: int | None = None, truncated: bool = False) -> ShellReading:
+               returncode: int | None = None, truncated: bool = False,
+               scripts: dict[str, str] | None = None) -> ShellReading:
     """Views, edits and command kinds of one shell command, judged by its observation.
 
     ``output`` is what the agent saw (stdout and stderr as shown). mini-swe-agent's truncated form
     (``<output_head>…</output_head><elided_chars>…</elided_chars><output_tail>…</output_tail>``)
     is understood: the head is read as printed; the tail only where its lines carry their own
     line numbers (see the module docstring). ``truncated=True`` says the output stops early for
-    another reason (a timeout): its last printed line is the last one shown. Never raises.
+    another reason (a timeout): its last printed line is the last one shown.
+
+    ``scripts`` is the caller's memory of script files written by earlier commands of the same
+    trajectory (heredoc redirections into a file); it is updated here, and a later
+    ``python fix.py`` then counts the files ``fix.py`` opens for writing as edited. Never raises.
     """
     try:
-        return _read_shell(command, output or "", cwd, returncode, truncated)
+        return _read_shell(command, output or "", cwd, returncode, truncated, scripts)
     except (RecursionError, ValueError, IndexError, KeyError, AttributeError, TypeError,
             AssertionError):
         return ShellReading(kinds=_safe_kinds(command))
@@ -1557,10 +1571,10 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 def _read_shell(command: str, output: str, cwd: str | None, returncode: int | None,
-                truncated: bool) -> ShellReading:
+                truncated: bool, scripts: dict[str, str] | None = None) -> ShellReading:
     subs: list[list[_Pipeline]] = []
     pipelines = _parse(command, subs)
-    ctx = _Ctx(cwd, set())
+    ctx = _Ctx(cwd, set(), scripts)
     edits: list[str] = []
     kinds: list[str] = []
     plans = _plans(pipelines, ctx, output, edits, kinds)

@@ -536,10 +536,11 @@ class SymbolExtractor:
 
     ``incremental``: keep the last tree parsed for each path (up to ``tree_bytes`` of source
     in all, least recently used dropped first) and parse a new version of that path from it
-    (:mod:`ctxeval.incremental`); the definitions are the same, the parse is cheaper when the
-    versions differ little. A tree takes about 35 times its source in memory, so the default
-    4 MiB of source holds about 150 MB of trees. ``stats`` then also counts ``incremental`` (parses that reused a
-    tree; they are counted in ``parsed`` too).
+    (:mod:`ctxeval.incremental`), re-using the definitions of the parts the edits left alone;
+    the definitions are the same, the work is smaller when the versions differ little. A tree
+    takes about 35 times its source in memory: the default 4 MiB of source is about 150 MB of
+    trees. ``stats`` then also counts ``incremental`` (parses that reused a tree; they are
+    counted in ``parsed`` too).
     """
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None, *,
@@ -558,7 +559,8 @@ class SymbolExtractor:
             self.stats["disk_cached"] = 0
         self.incremental = incremental
         self._tree_bytes = tree_bytes
-        self._trees: dict[tuple[str, str], tuple[bytes, Any]] = {}  # LRU: insertion order
+        # (path, language) -> (bytes, tree, definitions by preset); LRU in insertion order
+        self._trees: dict[tuple[str, str], tuple[bytes, Any, dict[str, Any]]] = {}
         self._trees_size = 0
         if incremental:
             self.stats["incremental"] = 0
@@ -620,7 +622,9 @@ class SymbolExtractor:
             previous = self._trees.pop(tkey, None)
             if previous is not None:
                 self._trees_size -= len(previous[0])
-        got = extract_incremental(data, lang, preset, previous)
+        got = extract_incremental(
+            data, lang, preset, None if previous is None else previous[:2],
+            None if previous is None else previous[2].get(preset))
         if got is None:
             return None
         defs, tree = got
@@ -631,10 +635,10 @@ class SymbolExtractor:
                 old = self._trees.pop(tkey, None)  # another thread may have put one meanwhile
                 if old is not None:
                     self._trees_size -= len(old[0])
-                self._trees[tkey] = (data, tree)
+                self._trees[tkey] = (data, tree, {preset: defs})
                 self._trees_size += len(data)
                 while self._trees_size > self._tree_bytes:
-                    _k, (dropped, _t) = next(iter(self._trees.items()))
+                    _k, (dropped, _t, _d) = next(iter(self._trees.items()))
                     del self._trees[_k]
                     self._trees_size -= len(dropped)
         return defs

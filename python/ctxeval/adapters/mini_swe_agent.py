@@ -200,6 +200,8 @@ class _Edits:
     def __init__(self) -> None:
         self.files: set[str] = set()
         self.stash: list[set[str]] = []
+        #: Script files the agent wrote (see ``read_shell``'s ``scripts``).
+        self.scripts: dict[str, str] = {}
 
     def after(self, command: str, edits: list[str], cwd: str | None) -> None:
         self.files.update(edits)
@@ -230,7 +232,8 @@ def _shell_step(index: int, command: str, observation: str, cwd: str | None,
         rc = rc_hint
     submitted = _SUBMIT in command and not _RC_RE.search(observation)
     reading = read_shell(command, "" if submitted else output, cwd=cwd,
-                         returncode=-1 if submitted else rc, truncated=cut)
+                         returncode=-1 if submitted else rc, truncated=cut,
+                         scripts=edited.scripts)
     if not submitted:
         step.views = [replace(v, post_edit=True) if v.file in edited.files and not v.post_edit
                       else v for v in reading.views]

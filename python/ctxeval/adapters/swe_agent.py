@@ -328,6 +328,8 @@ class EditTracker:
 
     files: dict[str, _FileEdits] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
+    #: Script files written by shell commands (see ``read_shell``'s ``scripts``).
+    scripts: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
     def key(path: str, cwd: str | None) -> str:
@@ -402,17 +404,17 @@ class EditTracker:
 # Shell commands
 # --------------------------------------------------------------------------------------------
 
-def shell_reading(command: str, output: str, cwd: str | None,
-                  returncode: int | None = None) -> tuple[list[View], list[str]]:
+def shell_reading(command: str, output: str, cwd: str | None, returncode: int | None = None,
+                  scripts: dict[str, str] | None = None) -> tuple[list[View], list[str]]:
     """Views and edited paths of one shell command, read by the shared shell reader."""
-    reading = read_shell(command, output, cwd=cwd, returncode=returncode)
+    reading = read_shell(command, output, cwd=cwd, returncode=returncode, scripts=scripts)
     return list(reading.views), list(reading.edits)
 
 
 def apply_shell(step: Step, tracker: EditTracker, command: str, output: str, cwd: str | None,
                 returncode: int | None = None) -> None:
     """Fill ``step`` from a shell command: views first (pre-edit state), then its edits."""
-    views, edits = shell_reading(command, output, cwd, returncode)
+    views, edits = shell_reading(command, output, cwd, returncode, tracker.scripts)
     step.views.extend(tracker.adjust(views, cwd))
     for p in edits:
         tracker.record(tracker.key(p, cwd), None)
