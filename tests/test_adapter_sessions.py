@@ -257,3 +257,14 @@ def test_detectors_claim_exactly_their_corpus_inputs() -> None:
             assert chosen == want, p
             checked += 1
     assert checked == 15  # 3 ACR dirs, 9 Moatless files, 1 Agentless, 2 session logs
+
+
+def test_views_after_an_edit_are_post_edit():
+    from ctxeval.adapters._edits import mark_views_after_edits
+    from ctxeval.model import Step, View
+
+    steps = [Step(0, views=[View("a.py", 1, 5)]), Step(1, edits=["a.py"]),
+             Step(2, views=[View("a.py", 1, 5), View("b.py", 2, 3)])]
+    mark_views_after_edits(steps)
+    assert steps[0].views == [View("a.py", 1, 5)]
+    assert steps[2].views == [View("a.py", 1, 5, post_edit=True), View("b.py", 2, 3)]

@@ -28,6 +28,7 @@ from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
+from ._edits import mark_views_after_edits
 
 FORMAT = "claude-code"
 PRIORITY = 30
@@ -127,6 +128,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     usage = Usage.total(list(usage_by_msg.values()))
     if usage is not None:
         usage.api_calls = len(usage_by_msg)
+    mark_views_after_edits(steps)
     return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
                        run=options.run, agent="claude-code", model=model, usage=usage,
                        source=str(path), extra={"cwd": cwd} if cwd else {})]

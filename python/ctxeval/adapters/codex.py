@@ -27,6 +27,7 @@ from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
+from ._edits import mark_views_after_edits
 
 FORMAT = "codex"
 PRIORITY = 30
@@ -110,6 +111,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     calls = sum(1 for u in per_call if u is not None)
     if usage is not None and calls:
         usage.api_calls = calls
+    mark_views_after_edits(steps)
     return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
                        run=options.run, agent="codex", model=model, usage=usage,
                        source=str(path), extra={"cwd": cwd} if cwd else {})]
