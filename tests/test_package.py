@@ -48,3 +48,22 @@ def test_every_command_has_help(cmd, capsys):
 def test_no_command_is_a_usage_error(capsys):
     assert main([]) == 2
     assert "evaluate" in capsys.readouterr().err
+
+
+def test_symbols_command(tmp_path, capsys):
+    import json
+
+    src = tmp_path / "m.py"
+    src.write_text("class A:\n    def f(self):\n        pass\n")
+    assert main(["symbols", str(src), "--json"]) == 0
+    defs = json.loads(capsys.readouterr().out)
+    assert [(d["kind"], d["qualified_name"], d["start_line"], d["end_line"]) for d in defs] == [
+        ("class_definition", "A", 1, 3), ("function_definition", "A.f", 2, 3)]
+    assert set(defs[0]) == {"kind", "name", "qualified_name", "start_line", "end_line",
+                            "start_byte", "end_byte"}
+    assert main(["symbols", str(src)]) == 0
+    assert "A.f" in capsys.readouterr().out
+    odd = tmp_path / "notes.xyz"
+    odd.write_text("hello")
+    assert main(["symbols", str(odd)]) == 1
+    assert "unknown language" in capsys.readouterr().err
