@@ -17,8 +17,9 @@ then times evaluations, each in a fresh process (all runs, rows written to a fil
   single-process evaluator, whose ``--jobs`` only parallelises the native scoring.
 
 It prints rows (instance x run) per second and the ratios: cold / parse floor (target <= 1.3),
-2 workers / 1 worker (target >= 1.7). When ``ctxeval evaluate`` has ``--cache-dir`` the
-evaluations run through the CLI; otherwise through the Python API with the same pieces.
+2 workers / 1 worker (target >= 1.7). When ``ctxeval evaluate`` has ``--cache-dir``,
+``--no-cache`` and ``--no-incremental`` the evaluations run through the CLI; otherwise through
+the Python API with the same pieces (``Evaluator`` with a ``SymbolExtractor``).
 
     python benchmarks/evaluate.py [--instances 100] [--runs 5] [--repos 4] [--workload DIR]
     python benchmarks/evaluate.py --memory 1000 3000 10000   # peak RSS, one run per count
@@ -102,9 +103,11 @@ def incremental_floor(blobs: list[tuple[str, str, bytes]], repeat: int = 3) -> f
 # Evaluations (each in a child process).
 
 def _cli_has_cache() -> bool:
+    """Whether ``ctxeval evaluate`` takes ``--cache-dir``, ``--no-cache`` and
+    ``--no-incremental``: then the evaluations are timed through the CLI itself."""
     res = subprocess.run([sys.executable, "-m", "ctxeval", "evaluate", "--help"],
                          capture_output=True, text=True, check=False)
-    return "--cache-dir" in res.stdout
+    return all(flag in res.stdout for flag in ("--cache-dir", "--no-cache", "--no-incremental"))
 
 
 def drive(gold: Path, runs: list[Path], repos: Path, out: Path, cache_dir: str | None,
@@ -131,12 +134,14 @@ def drive(gold: Path, runs: list[Path], repos: Path, out: Path, cache_dir: str |
 
 def _command(wl: Path, runs: list[Path], gold: Path, out: Path, cache: str | None,
              incremental: bool, jobs: int, cli: bool) -> list[str]:
-    if cli and not incremental:
+    if cli:
         cmd = [sys.executable, "-m", "ctxeval", "evaluate", "--gold", str(gold),
                "--repos", str(wl / "repos"), "--out", str(out), "-q", "-j", str(jobs)]
         for r in runs:
             cmd += ["--run", f"{r.stem}={r}"]
         cmd += ["--cache-dir", cache] if cache else ["--no-cache"]
+        if not incremental:
+            cmd.append("--no-incremental")
         return cmd
     return [sys.executable, __file__, "--_drive", json.dumps({
         "gold": str(gold), "runs": [str(r) for r in runs], "repos": str(wl / "repos"),
@@ -268,7 +273,7 @@ def main() -> None:
         report("cold, 1 process, -j 2", timed(
             [_command(wl, runs, gold, out / "b.jsonl", None, False, 2, cli)]))
         report("cold+inc, 1 process", timed(
-            [_command(wl, runs, gold, out / "c.jsonl", None, True, 1, False)]))
+            [_command(wl, runs, gold, out / "c.jsonl", None, True, 1, cli)]))
         cache1 = str(tmp / "cache1")
         report("cold, fills disk cache", timed(
             [_command(wl, runs, gold, out / "d.jsonl", cache1, False, 1, cli)]))
@@ -279,7 +284,7 @@ def main() -> None:
             [_command(wl, r, g, out / f"f{k}.jsonl", None, False, 1, cli)
              for k, (g, r) in enumerate(shards)]))
         report("cold+inc, 2 processes", timed(
-            [_command(wl, r, g, out / f"g{k}.jsonl", cache2, True, 1, False)
+            [_command(wl, r, g, out / f"g{k}.jsonl", cache2, True, 1, cli)
              for k, (g, r) in enumerate(shards)]))
         report("warm, 2 processes", timed(
             [_command(wl, r, g, out / f"h{k}.jsonl", cache2, False, 1, cli)

@@ -100,7 +100,7 @@ def main() -> None:
             "cold": timed([pin + _command(wl, runs, gold, out / "a.jsonl", None, False, 1,
                                           cli)]),
             "cold+incremental": timed([pin + _command(wl, runs, gold, out / "b.jsonl", None,
-                                                      True, 1, False)]),
+                                                      True, 1, cli)]),
         }
         timed([pin + _command(wl, runs, gold, out / "c.jsonl", cache, False, 1, cli)])
         figures["warm"] = timed([pin + _command(wl, runs, gold, out / "d.jsonl", cache, False,

@@ -295,3 +295,16 @@ def test_concurrent_process_writers_never_expose_a_partial_entry(tmp_path: Path)
     assert sum(b for b, _ in results) == 0
     assert sum(h for _, h in results) == 4 * 150
     assert SymbolCache(tmp_path).get(_KEY, "python", "strict") in _VARIANTS
+
+
+def test_bounded_memory_falls_back_to_the_disk_cache(tmp_path: Path) -> None:
+    ex = SymbolExtractor(cache_dir=tmp_path, memory_entries=2)
+    blobs = [PY + b"\n# %d\n" % i for i in range(4)]
+    ids = [git_blob_id(b) for b in blobs]
+    for b, oid in zip(blobs, ids, strict=True):
+        assert ex.get(oid, b, "bank/account.py") == _defs()
+    assert len(ex._cache) == 2
+    assert ex.get(ids[3], blobs[3], "bank/account.py") == _defs()  # still in memory
+    assert ex.get(ids[0], blobs[0], "bank/account.py") == _defs()  # dropped: read from disk
+    assert ex.stats == {"parsed": 4, "cached": 1, "unknown_language": 0, "parse_failed": 0,
+                        "disk_cached": 1}

@@ -7,23 +7,38 @@ bytes changed. The edits come from a line diff of the two blobs (a greedy scan t
 within a few lines, :class:`difflib.SequenceMatcher` where it cannot), so each edit starts and
 ends on a line boundary and its points are easy to state exactly.
 
-The definitions are then extracted with the same query and code as :func:`ctxeval.symbols.
-extract`, and must be identical to a from-scratch extraction (the tests check that on random
-edits). Tree-sitter's error recovery is the one place where an incremental parse may settle on
-another tree than a fresh one, so when the re-parsed tree has an error it is parsed again from
-scratch.
+The definitions must be identical to a from-scratch :func:`ctxeval.symbols.extract` (the
+tests check that on random edit chains and on version chains of realistic files). Given the
+previous version's definitions, only the nodes the edits changed are searched again, with
+the same query and naming code; the definitions inside untouched nodes are taken over, moved
+and re-qualified (:func:`reuse_definitions`). Tree-sitter's error recovery is the one place
+where an incremental parse may settle on another tree than a fresh one, so when the re-parsed
+tree has an error it is parsed again from scratch, and searched whole.
 """
 
 from __future__ import annotations
 
 import bisect
 import difflib
+import importlib.resources
 import itertools
+import re
 from dataclasses import dataclass
+from typing import Any
 
-from tree_sitter import Parser, Point, Query, Tree
+from tree_sitter import Node, Parser, Point, Query, QueryCursor, Tree
 
-from .symbols import Definition, _build, _collect, _load, _parser
+from .symbols import (
+    _GRAMMARS,
+    Definition,
+    _build,
+    _collect,
+    _load,
+    _local_name,
+    _parser,
+    _query_sections,
+    heuristic_name,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,17 +179,17 @@ def edit_tree(tree: Tree, edits: list[Edit]) -> Tree:
 
 
 def _reparse(parser: Parser, old_tree: Tree, old: bytes, new: bytes
-             ) -> tuple[Tree, Tree | None]:
-    """(tree of ``new``, the edited copy of ``old_tree`` it was parsed from, or None when it
-    was parsed from scratch)."""
+             ) -> tuple[Tree, Tree | None, list[Edit]]:
+    """(tree of ``new``, the edited copy of ``old_tree`` it was parsed from or None when it
+    was parsed from scratch, the edits)."""
     edits = compute_edits(old, new)
     if not edits:
-        return parser.parse(new), None  # same bytes: a fresh tree bound to `new`, cheap enough
+        return parser.parse(new), None, edits  # same bytes: a fresh tree, cheap enough
     edited = edit_tree(old_tree, edits)
     tree = parser.parse(new, edited)
     if tree.root_node.has_error:
-        return parser.parse(new), None
-    return tree, edited
+        return parser.parse(new), None, edits
+    return tree, edited, edits
 
 
 def reparse(parser: Parser, old_tree: Tree, old: bytes, new: bytes) -> Tree:
@@ -204,54 +219,219 @@ def definitions(tree: Tree, lang: str, preset: str) -> list[Definition] | None:
     return _build(_collect(grammar.queries[preset], tree.root_node), preset)
 
 
-def _shifted(d: Definition, dbyte: int, drow: int) -> Definition:
-    return Definition(d.kind, d.name, d.qualified_name, d.start_line + drow, d.end_line + drow,
-                      d.start_byte + dbyte, d.end_byte + dbyte)
+def _locals(old_defs: list[Definition]) -> list[str | None]:
+    """Per definition (in ``old_defs`` order): its qualified name without the qualified name of
+    its innermost named enclosing definition (None for an anonymous one) -- what
+    :func:`ctxeval.symbols._build` prefixed, recovered by replaying its scope stack."""
+    order = sorted(range(len(old_defs)),
+                   key=lambda k: (old_defs[k].start_byte, -old_defs[k].end_byte))
+    out: list[str | None] = [None] * len(old_defs)
+    stack: list[tuple[int, str]] = []
+    for k in order:
+        d = old_defs[k]
+        while stack and (d.start_byte >= stack[-1][0] or d.end_byte > stack[-1][0]):
+            stack.pop()
+        if d.qualified_name:
+            parent = stack[-1][1] if stack else None
+            out[k] = d.qualified_name[len(parent) + 1:] if parent else d.qualified_name
+            stack.append((d.end_byte, d.qualified_name))
+    return out
 
 
-def reuse_definitions(tree: Tree, edited: Tree, old_tree: Tree, old_defs: list[Definition],
-                      query: Query, preset: str, counts: dict[str, int] | None = None
-                      ) -> list[Definition]:
-    """The definitions of ``tree``, re-using ``old_defs`` (of ``old_tree``) where they can be.
+_capturable_cache: dict[tuple[str, str], frozenset[str]] = {}
 
-    ``tree`` was parsed from ``edited`` (``old_tree`` with the edits applied). A top-level node
-    of ``tree`` that *is* a subtree of ``edited`` (same node id: tree-sitter re-used it because
-    no edit touched it) has the same bytes as before, so its definitions are the old ones moved
-    by its shift: names and qualified names depend only on the node and what it contains (a
-    top-level node has no enclosing definition, and its own parent is the root). Only the other
-    top-level nodes are queried. Definitions come out in :func:`ctxeval.symbols._build`'s
-    order: the top-level nodes are disjoint and in document order, so the whole-file order is
-    their concatenation.
+
+def _capturable(lang: str, preset: str) -> frozenset[str]:
+    """Every node type named in the preset's query (a superset of the types it captures): a
+    node of another type is no definition by a pattern of its own."""
+    key = (lang, preset)
+    got = _capturable_cache.get(key)
+    if got is None:
+        stem = _GRAMMARS[lang][2]
+        text = (importlib.resources.files("ctxeval") / "queries" / f"{stem}.scm").read_text(
+            encoding="utf-8")
+        source = re.sub(r";[^\n]*", "", _query_sections(text).get(preset, ""))
+        got = frozenset(re.findall(r"\(\s*([A-Za-z_][A-Za-z0-9_]*)", source))
+        _capturable_cache[key] = got
+    return got
+
+
+def _top_captures(query: Query, node: Node) -> list[Node]:
+    """Captures of the patterns rooted at ``node`` itself (the query walks no deeper than its
+    children): ``node`` when it is a definition, and children captured through it."""
+    cursor = QueryCursor(query)
+    cursor.set_max_start_depth(0)
+    return cursor.captures(node).get("definition", [])
+
+
+class _AnyType(frozenset):
+    """A set holding every node type."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _changed_intervals(tree: Tree, edited: Tree, edits: list[Edit]) -> list[tuple[int, int]]:
+    """Merged byte intervals of ``tree`` (new coordinates) where anything may differ from the
+    old version: the edited bytes and the ranges whose syntactic structure changed, each
+    widened by a byte so that nodes merely touching them count as changed."""
+    spans = [(e.start_byte - 1, e.new_end_byte + 1) for e in edits]
+    spans.extend((r.start_byte - 1, r.end_byte + 1) for r in edited.changed_ranges(tree))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            if hi > merged[-1][1]:
+                merged[-1] = (merged[-1][0], hi)
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def reuse_definitions(tree: Tree, edited: Tree, edits: list[Edit], old_defs: list[Definition],
+                      query: Query, preset: str, counts: dict[str, int] | None = None,
+                      capturable: frozenset[str] | None = None) -> list[Definition]:
+    """The definitions of ``tree``, re-using ``old_defs`` (of the old version) where they can be.
+
+    ``tree`` was parsed from ``edited`` (the old tree with ``edits`` applied). Tree-sitter
+    reports the ranges whose syntactic structure changed; a node of ``tree`` that meets
+    neither them nor an edit has the same structure and bytes as the node at its old place
+    (its bytes shifted by the edits before it, its lines by whole lines, since edits are whole
+    lines). Each query pattern captures its root node or a child of it (every
+    ``queries/*.scm`` is so), so the definitions strictly inside such a node C are the old ones
+    there, moved, with the same names; only their qualified names are rebuilt (an enclosing
+    definition outside C may have changed). Whether C itself is a definition, and its name, may
+    depend on its parent (``const f = () => ...``), so that is found again, from the patterns
+    rooted at C and at its parent. The changed nodes are searched with their own patterns
+    only, each without walking its subtree.
+
+    The result is in :func:`ctxeval.symbols._build`'s order; where that order would rest on
+    the order of captures (two definitions of one byte range, one found again and one re-used)
+    the whole tree is queried instead.
     """
-    old_children = old_tree.root_node.children
-    edited_children = edited.root_node.children
-    if len(old_children) != len(edited_children):  # editing never changes the structure
-        return _build(_collect(query, tree.root_node), preset)
-    index = {c.id: k for k, c in enumerate(edited_children)}
+    if capturable is None:  # unknown: every node may be a definition by its own pattern
+        capturable = _AnyType()
+    changed = _changed_intervals(tree, edited, edits)
+    lows = [lo for lo, _hi in changed]
+    # new position -> (bytes, rows) to subtract for the old position, past each edit
+    marks = [e.new_end_byte for e in edits]
+    shifts: list[tuple[int, int]] = []
+    db = dr = 0
+    for e in edits:
+        db += e.new_end_byte - e.old_end_byte
+        dr += e.new_end_point[0] - e.old_end_point[0]
+        shifts.append((db, dr))
     starts = [d.start_byte for d in old_defs]
-    out: list[Definition] = []
-    reused = queried = 0
-    for child in tree.root_node.children:
-        k = index.get(child.id)
-        if k is not None:
-            o = old_children[k]
-            if (o.end_byte - o.start_byte == child.end_byte - child.start_byte
-                    and o.start_point[1] == child.start_point[1]):
-                lo = bisect.bisect_left(starts, o.start_byte)
-                hi = bisect.bisect_left(starts, o.end_byte, lo)
-                dbyte = child.start_byte - o.start_byte
-                drow = child.start_point[0] - o.start_point[0]
-                if dbyte == 0 and drow == 0:
-                    out.extend(old_defs[lo:hi])
+    local = _locals(old_defs)
+    fresh: list[tuple[int, int, int, int, Node]] = []  # (start, -end, source, seq, node)
+    reused: list[tuple[int, int, int, int, Definition, str | None]] = []
+    n_reused = n_changed = 0
+    seq = 0
+    pending = [tree.root_node]
+    while pending:
+        node = pending.pop()
+        n_changed += 1
+        for c in _top_captures(query, node):
+            fresh.append((c.start_byte, -c.end_byte, 0, seq, c))
+            seq += 1
+        for child in node.children:
+            s, e = child.start_byte, child.end_byte
+            k = bisect.bisect_right(lows, e) - 1  # the last interval starting at or before e
+            if k >= 0 and changed[k][1] >= s:
+                if child.child_count:
+                    pending.append(child)  # changed: search it and look at its children
                 else:
-                    out.extend(_shifted(d, dbyte, drow) for d in old_defs[lo:hi])
-                reused += 1
+                    for c in _top_captures(query, child):
+                        fresh.append((c.start_byte, -c.end_byte, 0, seq, c))
+                        seq += 1
                 continue
-        queried += 1
-        out.extend(_build(_collect(query, child), preset))
+            n_reused += 1
+            if child.type in capturable:
+                for c in _top_captures(query, child):
+                    if c.id == child.id:
+                        fresh.append((c.start_byte, -c.end_byte, 0, seq, c))
+                        seq += 1
+            j = bisect.bisect_right(marks, s) - 1
+            dbyte, drow = shifts[j] if j >= 0 else (0, 0)
+            os_, oe = s - dbyte, e - dbyte
+            lo = bisect.bisect_left(starts, os_)
+            hi = bisect.bisect_left(starts, oe, lo)
+            for i in range(lo, hi):
+                d = old_defs[i]
+                if d.end_byte > oe or (d.end_byte == oe and d.start_byte == os_
+                                       and d.kind == child.type):
+                    continue  # an ancestor starting at the same byte; or the node itself
+                reused.append((d.start_byte + dbyte, -(d.end_byte + dbyte), 1, seq,
+                               Definition(d.kind, d.name, d.qualified_name,
+                                          d.start_line + drow, d.end_line + drow,
+                                          d.start_byte + dbyte, d.end_byte + dbyte),
+                               local[i]))
+                seq += 1
     if counts is not None:
-        counts["reused"] = counts.get("reused", 0) + reused
-        counts["queried"] = counts.get("queried", 0) + queried
+        counts["reused"] = counts.get("reused", 0) + n_reused
+        counts["queried"] = counts.get("queried", 0) + n_changed
+    entries: list[tuple[int, int, int, int, Any, Any]] = [
+        (s, ne, src, q, n, None) for s, ne, src, q, n in fresh]
+    entries.extend(reused)
+    entries.sort(key=lambda x: (x[0], x[1], x[2], x[3]))
+    for a, b in itertools.pairwise(entries):
+        if a[0] == b[0] and a[1] == b[1] and (a[2] != b[2] or (
+                a[2] == 0 and a[4].id != b[4].id)):
+            return _build(_collect(query, tree.root_node), preset)
+    return _assemble(entries, preset)
+
+
+def _assemble(entries: list[tuple[int, int, int, int, Any, Any]], preset: str
+              ) -> list[Definition]:
+    """:func:`ctxeval.symbols._build` over found nodes and re-used definitions in order."""
+    out: list[Definition] = []
+    stack: list[tuple[int, str]] = []
+    heuristic = preset == "contextbench"
+    prev_start = prev_end = -1
+    last_id = -1
+    nested_at_start = False
+    for start, neg_end, src, _q, item, loc in entries:
+        end = -neg_end
+        if start == prev_start:
+            if end == prev_end:
+                if src == 0 and item.id == last_id:
+                    continue  # two patterns captured the same node
+            else:
+                nested_at_start = True
+                prev_end = end
+        else:
+            prev_start, prev_end = start, end
+        if src == 0:
+            last_id = item.id
+        while stack and (start >= stack[-1][0] or end > stack[-1][0]):
+            stack.pop()
+        if src == 1:
+            d: Definition = item
+            if loc is not None:
+                qualified = stack[-1][1] + "." + loc if stack else loc
+                stack.append((end, qualified))
+                if qualified != d.qualified_name:
+                    d = Definition(d.kind, d.name, qualified, d.start_line, d.end_line,
+                                   d.start_byte, d.end_byte)
+            out.append(d)
+            continue
+        node = item
+        kind = node.type
+        scope, name = _local_name(node, kind)
+        if name:
+            qualified = ".".join([*scope, name]) if scope else name
+            if stack:
+                qualified = stack[-1][1] + "." + qualified
+            stack.append((end, qualified))
+        else:
+            qualified = ""
+        start_row = node.start_point[0]
+        end_row, end_col = node.end_point
+        out.append(Definition(
+            kind, heuristic_name(node) if heuristic else name, qualified, start_row + 1,
+            end_row if end_col == 0 and end_row > start_row else end_row + 1, start, end))
+    if nested_at_start:
+        out.sort(key=lambda d: (d.start_byte, d.end_byte))
     return out
 
 
@@ -272,8 +452,8 @@ def extract_incremental(data: bytes, lang: str, preset: str,
     if previous is None:
         tree = parser.parse(data)
         return _build(_collect(query, tree.root_node), preset), tree
-    tree, edited = _reparse(parser, previous[1], previous[0], data)
+    tree, edited, edits = _reparse(parser, previous[1], previous[0], data)
     if edited is None or previous_defs is None:
         return _build(_collect(query, tree.root_node), preset), tree
-    return reuse_definitions(tree, edited, previous[1], previous_defs, query, preset,
-                             counts), tree
+    return reuse_definitions(tree, edited, edits, previous_defs, query, preset, counts,
+                             _capturable(lang, preset)), tree

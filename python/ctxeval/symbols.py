@@ -375,6 +375,24 @@ _SPECIAL_KINDS = _BOUND_KINDS | {
 }
 
 
+def _local_name(node: Node, kind: str) -> tuple[list[str], str]:
+    """(scope components written in the name, name) of a definition node; see _proper_name.
+
+    The common case reads only the `name` field.
+    """
+    if kind not in _SPECIAL_KINDS:
+        name_node = node.child_by_field_name("name")
+        if name_node is not None:
+            raw = name_node.text
+            name = raw.decode("utf-8", errors="replace").strip() if raw else ""
+            if ":" in name or "." in name or name_node.type == "destructor_name":
+                scope, (name,) = _proper_name(node)
+                return scope, name
+            return [], name
+    scope, (name,) = _proper_name(node)
+    return scope, name
+
+
 def _build(nodes: list[Node], preset: str) -> list[Definition]:
     """Definitions with qualified names from the nesting of the matched nodes.
 
@@ -404,19 +422,7 @@ def _build(nodes: list[Node], preset: str) -> list[Definition]:
         while stack and (start >= stack[-1][0] or end > stack[-1][0]):
             stack.pop()  # sorted by start, so an open scope contains us iff we end inside it
         kind = node.type
-        scope: list[str] = []
-        name = ""
-        if kind not in _SPECIAL_KINDS:
-            name_node = node.child_by_field_name("name")
-            if name_node is not None:
-                raw = name_node.text
-                name = raw.decode("utf-8", errors="replace").strip() if raw else ""
-                if ":" in name or "." in name or name_node.type == "destructor_name":
-                    scope, (name,) = _proper_name(node)
-            else:
-                scope, (name,) = _proper_name(node)
-        else:
-            scope, (name,) = _proper_name(node)
+        scope, name = _local_name(node, kind)
         if name:
             qualified = ".".join([*scope, name]) if scope else name
             if stack:
@@ -541,11 +547,17 @@ class SymbolExtractor:
     takes about 35 times its source in memory: the default 4 MiB of source is about 150 MB of
     trees. ``stats`` then also counts ``incremental`` (parses that reused a tree; they are
     counted in ``parsed`` too).
+
+    ``memory_entries``: keep at most that many answers in memory (least recently used dropped
+    first) so that memory stays flat over long evaluations; with ``cache_dir`` a dropped
+    answer costs a disk read, without it a parse. None: keep everything.
     """
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None, *,
-                 incremental: bool = False, tree_bytes: int = 4 << 20) -> None:
+                 incremental: bool = False, tree_bytes: int = 4 << 20,
+                 memory_entries: int | None = None) -> None:
         self._lock = threading.Lock()
+        self._max_entries = memory_entries
         self._cache: dict[tuple[str, str, str], list[Definition] | None] = {}
         self._pending: dict[tuple[str, str, str], threading.Event] = {}
         self.stats: dict[str, int] = {
@@ -581,7 +593,10 @@ class SymbolExtractor:
             with self._lock:
                 if key in self._cache:
                     self.stats["cached"] += 1
-                    return self._cache[key]
+                    if self._max_entries is None:
+                        return self._cache[key]
+                    got = self._cache[key] = self._cache.pop(key)  # most recently used last
+                    return got
                 event = self._pending.get(key)
                 if event is None:
                     event = self._pending[key] = threading.Event()
@@ -606,6 +621,8 @@ class SymbolExtractor:
         finally:
             with self._lock:
                 self._cache[key] = result
+                if self._max_entries is not None and len(self._cache) > self._max_entries:
+                    del self._cache[next(iter(self._cache))]
                 self.stats[outcome] += 1
                 del self._pending[key]
             event.set()
