@@ -14,3 +14,17 @@ PARITY = SHARED / "parity"
 
 requires_shared = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 requires_parity = pytest.mark.skipif(not PARITY.is_dir(), reason="../shared/parity is absent")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory):
+    """Evaluations in tests use a cache directory of their own, never the user's."""
+    import os
+
+    old = os.environ.get("CTXEVAL_CACHE_DIR")
+    os.environ["CTXEVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("ctxeval-cache"))
+    yield
+    if old is None:
+        os.environ.pop("CTXEVAL_CACHE_DIR", None)
+    else:
+        os.environ["CTXEVAL_CACHE_DIR"] = old

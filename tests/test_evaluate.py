@@ -305,3 +305,18 @@ def test_lru_cache_forgets_the_least_recently_used():
     assert c.get("a") == 1  # a is now the most recent
     c["c"] = 3
     assert list(c) == ["a", "c"] and c.get("b") is None
+
+
+def test_cold_warm_and_uncached_runs_give_the_same_rows(tmp_path):
+    cache = tmp_path / "cache"
+    outs = []
+    for extra in (["--cache-dir", str(cache)], ["--cache-dir", str(cache)], ["--no-cache"],
+                  ["--no-cache", "--no-incremental"]):
+        out = tmp_path / f"r{len(outs)}.jsonl"
+        assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+                     "-q", *RUNS, "--out", str(out), *extra]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] == outs[2] == outs[3]
+    assert any((cache / "symbols").rglob("*"))  # the first run filled the cache
+    meta = json.loads((tmp_path / "r1.jsonl.meta.json").read_text())
+    assert meta["symbol_cache"]["disk_stats"]["hits"] > 0

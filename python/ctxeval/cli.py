@@ -77,11 +77,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         _err("-j/--jobs must be at least 1")
         return EXIT_USAGE
     out = None if args.out == "-" else args.out
+    from .cache import default_cache_dir
+
+    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
     try:
         summary = evaluate(gold=args.gold, runs=runs, repos=args.repos, out=out,
                            preset=args.preset, final_policy=args.final, all_gold=args.all_gold,
                            jobs=args.jobs, fetch=args.fetch, resume=args.resume, fmt=args.format,
-                           progress=not args.quiet, text=args.text)
+                           progress=not args.quiet, text=args.text, cache_dir=cache_dir,
+                           incremental=not args.no_incremental)
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -139,7 +143,14 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                    help="add SQuAD-style token overlap of the final context's text with the "
                         "gold context's text, and of the model patch with the gold patch")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="worker threads for the metric engine (default 1)")
+                   help="worker processes (default 1); rows keep the input order")
+    p.add_argument("--cache-dir", metavar="D",
+                   help="keep parsed definitions here across evaluations (default: "
+                        "$CTXEVAL_CACHE_DIR, else the user cache directory)")
+    p.add_argument("--no-cache", action="store_true", help="no on-disk definition cache")
+    p.add_argument("--no-incremental", action="store_true",
+                   help="parse every file version from scratch (by default a version is "
+                        "re-parsed from an earlier version's tree; the definitions are the same)")
     p.add_argument("--resume", action="store_true",
                    help="keep the rows already in --out and evaluate only the rest")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")

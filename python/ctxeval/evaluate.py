@@ -30,6 +30,23 @@ from .textmatch import overlap
 
 #: Instances scored per engine call where the run batches them (agent failures of --all-gold).
 BATCH = 64
+#: File bytes kept in memory per run (the rest is read again from git when needed).
+REPO_CACHE_BYTES = 64 << 20
+#: Parsed files whose definitions stay in memory (more come from the disk cache or a re-parse).
+SYMBOL_MEMORY_ENTRIES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolSettings:
+    """How definitions are found: the on-disk cache and incremental parsing (picklable, so that
+    worker processes build the same extractor)."""
+
+    cache_dir: str | Path | None = None
+    incremental: bool = True
+
+    def extractor(self) -> SymbolExtractor:
+        return SymbolExtractor(self.cache_dir, incremental=self.incremental,
+                               memory_entries=SYMBOL_MEMORY_ENTRIES)
 
 
 @dataclass(slots=True)
@@ -266,6 +283,9 @@ class Evaluator:
         self.jobs = jobs
         self.text = text
         self.symbols = symbols or SymbolExtractor()
+        self.symbol_settings = SymbolSettings(
+            getattr(self.symbols.disk, "root", None),
+            bool(getattr(self.symbols, "incremental", False)))
         self.preparer = make_preparer(self.symbols, preset, final_policy)
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
         self.covered: set[str] = set()
@@ -412,9 +432,11 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(gold: GoldSet, repos_dir: Path | None, fetch: bool, preset: str,
-                 final_policy: FinalPolicy, text: bool, ctx: _RunContext) -> None:
-    _WORKER["evaluator"] = Evaluator(gold, RepoCache(repos_dir, fetch=fetch), preset=preset,
-                                     final_policy=final_policy, text=text)
+                 final_policy: FinalPolicy, text: bool, symbols: SymbolSettings,
+                 ctx: _RunContext) -> None:
+    _WORKER["evaluator"] = Evaluator(
+        gold, RepoCache(repos_dir, fetch=fetch, cache_bytes=REPO_CACHE_BYTES), preset=preset,
+        final_policy=final_policy, text=text, symbols=symbols.extractor())
     _WORKER["ctx"] = ctx
 
 
@@ -435,7 +457,7 @@ def _parallel_outcomes(ev: Evaluator, listed: list[tuple[Path, bool] | Problem],
             max_workers=ev.jobs, mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
             initargs=(ev.gold, ev.repos.repos_dir, ev.repos.fetch, ev.preset, ev.final_policy,
-                      ev.text, ctx)) as pool:
+                      ev.text, ev.symbol_settings, ctx)) as pool:
         queue: deque = deque()
         items = iter(listed)
         for item in items:
@@ -455,8 +477,12 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              final_policy: FinalPolicy = "declared", all_gold: bool = False, jobs: int = 1,
              fetch: bool = False, resume: bool = False, fmt: str | None = None,
              progress: bool = True, stream: IO[bytes] | None = None,
-             argv: list[str] | None = None, text: bool = False) -> Summary:
+             argv: list[str] | None = None, text: bool = False,
+             cache_dir: str | Path | None = None, incremental: bool = True) -> Summary:
     """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
+
+    ``cache_dir`` keeps parsed definitions on disk across evaluations (None: no disk cache);
+    ``incremental`` re-parses a file from its previous version's tree where it can.
 
     Raises :class:`GoldError` when no gold can be loaded at all, and ``OSError`` when the
     output cannot be written: those are the conditions under which nothing can be evaluated.
@@ -471,9 +497,11 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     out_path = Path(out) if out is not None else None
     if resume and out_path is not None and out_path.exists():
         skip = {(str(r.get("run")), str(r["instance_id"])) for r in read_rows(out_path)}
-    repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch)
+    repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
+                           cache_bytes=REPO_CACHE_BYTES)
+    symbols = SymbolSettings(cache_dir, incremental).extractor()
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
-                          all_gold=all_gold, jobs=jobs, text=text)
+                          all_gold=all_gold, jobs=jobs, text=text, symbols=symbols)
     bar = _Progress(sys.stderr, progress)
     fh: IO[bytes]
     if stream is not None:
@@ -503,5 +531,9 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         write_meta(out_path, preset=preset, final_policy=final_policy,
                    gold_sources=gold_set.sources, grammars=grammar_versions(), argv=argv,
                    extra={"runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs],
-                          "symbol_stats": dict(evaluator.symbols.stats)})
+                          "symbol_stats": dict(evaluator.symbols.stats),
+                          "symbol_cache": {
+                              "disk": cache_dir is not None, "incremental": incremental,
+                              "disk_stats": dict(evaluator.symbols.disk.stats)
+                              if evaluator.symbols.disk is not None else None}})
     return summary
