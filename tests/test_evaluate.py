@@ -320,3 +320,19 @@ def test_cold_warm_and_uncached_runs_give_the_same_rows(tmp_path):
     assert any((cache / "symbols").rglob("*"))  # the first run filled the cache
     meta = json.loads((tmp_path / "r1.jsonl.meta.json").read_text())
     assert meta["symbol_cache"]["disk_stats"]["hits"] > 0
+
+
+def test_worker_processes_split_one_big_input(tmp_path):
+    """Few inputs: the parent reads them and workers score chunks of their trajectories."""
+    lines = [*(EX / "runs/agent-a.jsonl").read_text().splitlines(),
+             *(EX / "runs/agent-b.jsonl").read_text().splitlines()] * 3
+    big = tmp_path / "all.jsonl"
+    big.write_text("\n".join(lines) + "\n")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"r{jobs}.jsonl"
+        assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+                     "-q", "--run", f"big={big}", "--out", str(out), "-j", jobs]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert len(outs[0].splitlines()) == 12

@@ -30,6 +30,8 @@ from .textmatch import overlap
 
 #: Instances scored per engine call where the run batches them (agent failures of --all-gold).
 BATCH = 64
+#: Most trajectories sent to a worker process at once.
+CHUNK = 16
 #: File bytes kept in memory per run (the rest is read again from git when needed).
 REPO_CACHE_BYTES = 64 << 20
 #: Parsed files whose definitions stay in memory (more come from the disk cache or a re-parse).
@@ -338,25 +340,35 @@ class Evaluator:
 
     def process(self, item: tuple[Path, bool] | Problem, ctx: _RunContext) -> _Outcome:
         """Read one input and score every trajectory in it."""
-        out = _Outcome()
-        if isinstance(item, Problem):
-            res: ReadResult | None = ReadResult(Path(item.path or ""), problem=item)
-        else:
-            res = read_input(item[0], item[1], fmt=ctx.fmt,
-                             options=ReadOptions(preset=self.preset, run=ctx.name))
+        res = self._read(item, ctx)
         if res is None:
-            return out
-        pred_file = str(res.path)
+            return _Outcome()
         if res.problem is not None:
-            out.unreadable = res.problem
-            guess = guess_instance_id(res.path)
-            gold = self.gold.get(guess) if guess else None
-            if gold is not None:
-                out.failure = (gold.instance_id, pred_file,
-                               f"unreadable trajectory: {res.problem.message}")
-            return out
+            return self._unreadable(res)
+        return self.process_trajectories(res.trajectories, str(res.path), ctx)
+
+    def _read(self, item: tuple[Path, bool] | Problem, ctx: _RunContext) -> ReadResult | None:
+        if isinstance(item, Problem):
+            return ReadResult(Path(item.path or ""), problem=item)
+        return read_input(item[0], item[1], fmt=ctx.fmt,
+                          options=ReadOptions(preset=self.preset, run=ctx.name))
+
+    def _unreadable(self, res: ReadResult) -> _Outcome:
+        assert res.problem is not None
+        out = _Outcome(unreadable=res.problem)
+        guess = guess_instance_id(res.path)
+        gold = self.gold.get(guess) if guess else None
+        if gold is not None:
+            out.failure = (gold.instance_id, str(res.path),
+                           f"unreadable trajectory: {res.problem.message}")
+        return out
+
+    def process_trajectories(self, trajs: list[Trajectory], pred_file: str, ctx: _RunContext
+                             ) -> _Outcome:
+        """Score trajectories read from one input."""
+        out = _Outcome()
         items: list[_Pending | dict[str, Any]] = []
-        for traj in res.trajectories:
+        for traj in trajs:
             if traj.instance_id in ctx.skip:
                 out.skipped += 1
                 continue
@@ -372,13 +384,36 @@ class Evaluator:
         out.rows = self._rows(items, ctx)
         return out
 
+    def _tasks(self, listed: list[tuple[Path, bool] | Problem], ctx: _RunContext
+               ) -> Iterator[tuple[Any, ...]]:
+        """Units of work for worker processes, in input order: whole inputs when there are
+        enough of them to keep the workers busy, else the trajectories of each input (read
+        here) in chunks."""
+        if len(listed) >= 2 * self.jobs:
+            for item in listed:
+                yield ("input", item)
+            return
+        for item in listed:
+            res = self._read(item, ctx)
+            if res is None:
+                continue
+            if res.problem is not None:
+                yield ("outcome", self._unreadable(res))
+                continue
+            trajs = res.trajectories
+            size = max(1, min(CHUNK, -(-len(trajs) // (4 * self.jobs))))
+            for k in range(0, len(trajs), size):
+                yield ("trajectories", trajs[k:k + size], str(res.path))
+            if not trajs:
+                yield ("outcome", _Outcome())
+
     def _outcomes(self, listed: list[tuple[Path, bool] | Problem], ctx: _RunContext
                   ) -> Iterator[_Outcome]:
-        if self.jobs <= 1 or len(listed) < 2:
+        if self.jobs <= 1:
             for item in listed:
                 yield self.process(item, ctx)
             return
-        yield from _parallel_outcomes(self, listed, ctx)
+        yield from _parallel_outcomes(self, self._tasks(listed, ctx), ctx)
 
     # -- one run ---------------------------------------------------------------------------
 
@@ -440,17 +475,20 @@ def _init_worker(gold: GoldSet, repos_dir: Path | None, fetch: bool, preset: str
     _WORKER["ctx"] = ctx
 
 
-def _work(item: tuple[Path, bool] | Problem) -> _Outcome:
-    return _WORKER["evaluator"].process(item, _WORKER["ctx"])
+def _work(task: tuple[Any, ...]) -> _Outcome:
+    ev, ctx = _WORKER["evaluator"], _WORKER["ctx"]
+    if task[0] == "input":
+        return ev.process(task[1], ctx)
+    return ev.process_trajectories(task[1], task[2], ctx)
 
 
-def _parallel_outcomes(ev: Evaluator, listed: list[tuple[Path, bool] | Problem],
-                       ctx: _RunContext) -> Iterator[_Outcome]:
-    """Outcomes of ``listed`` computed by ``ev.jobs`` processes, yielded in input order, with
-    a bounded number of inputs in flight so that memory stays flat."""
+def _parallel_outcomes(ev: Evaluator, tasks: Iterator[tuple[Any, ...]], ctx: _RunContext
+                       ) -> Iterator[_Outcome]:
+    """Outcomes of ``tasks`` computed by ``ev.jobs`` processes, yielded in task order, with a
+    bounded number of tasks in flight so that memory stays flat."""
     import multiprocessing
     from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     window = 4 * ev.jobs
     with ProcessPoolExecutor(
@@ -459,17 +497,21 @@ def _parallel_outcomes(ev: Evaluator, listed: list[tuple[Path, bool] | Problem],
             initargs=(ev.gold, ev.repos.repos_dir, ev.repos.fetch, ev.preset, ev.final_policy,
                       ev.text, ev.symbol_settings, ctx)) as pool:
         queue: deque = deque()
-        items = iter(listed)
-        for item in items:
-            queue.append(pool.submit(_work, item))
-            if len(queue) >= window:
-                break
+
+        def submit(task: tuple[Any, ...]) -> None:
+            if task[0] == "outcome":  # nothing left to compute
+                fut: Future = Future()
+                fut.set_result(task[1])
+                queue.append(fut)
+            else:
+                queue.append(pool.submit(_work, task))
+
+        for task in tasks:
+            submit(task)
+            while len(queue) >= window:
+                yield queue.popleft().result()
         while queue:
-            done = queue.popleft().result()
-            nxt = next(items, None)
-            if nxt is not None:
-                queue.append(pool.submit(_work, nxt))
-            yield done
+            yield queue.popleft().result()
 
 
 def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
