@@ -384,28 +384,41 @@ class Evaluator:
         out.rows = self._rows(items, ctx)
         return out
 
+    def _repo_of(self, instance_id: str | None) -> str | None:
+        gold = self.gold.get(instance_id) if instance_id else None
+        return gold.repo if gold is not None else None
+
     def _tasks(self, listed: list[tuple[Path, bool] | Problem], ctx: _RunContext
-               ) -> Iterator[tuple[Any, ...]]:
-        """Units of work for worker processes, in input order: whole inputs when there are
-        enough of them to keep the workers busy, else the trajectories of each input (read
-        here) in chunks."""
+               ) -> Iterator[tuple[str | None, tuple[Any, ...]]]:
+        """Units of work for worker processes, in input order, each with its repository (the
+        routing key): whole inputs when there are enough of them to keep the workers busy,
+        else the trajectories of each input (read here) in chunks of one repository each."""
         if len(listed) >= 2 * self.jobs:
             for item in listed:
-                yield ("input", item)
+                key = None if isinstance(item, Problem) else \
+                    self._repo_of(guess_instance_id(item[0]))
+                yield key, ("input", item)
             return
         for item in listed:
             res = self._read(item, ctx)
             if res is None:
                 continue
             if res.problem is not None:
-                yield ("outcome", self._unreadable(res))
+                yield None, ("outcome", self._unreadable(res))
                 continue
             trajs = res.trajectories
-            size = max(1, min(CHUNK, -(-len(trajs) // (4 * self.jobs))))
-            for k in range(0, len(trajs), size):
-                yield ("trajectories", trajs[k:k + size], str(res.path))
             if not trajs:
-                yield ("outcome", _Outcome())
+                yield None, ("outcome", _Outcome())
+            size = max(1, min(CHUNK, -(-len(trajs) // (4 * self.jobs))))
+            k = 0
+            while k < len(trajs):
+                repo = self._repo_of(trajs[k].instance_id)
+                end = k + 1
+                while end < min(len(trajs), k + size) and \
+                        self._repo_of(trajs[end].instance_id) == repo:
+                    end += 1
+                yield repo, ("trajectories", trajs[k:end], str(res.path))
+                k = end
 
     def _outcomes(self, listed: list[tuple[Path, bool] | Problem], ctx: _RunContext
                   ) -> Iterator[_Outcome]:
@@ -482,36 +495,66 @@ def _work(task: tuple[Any, ...]) -> _Outcome:
     return ev.process_trajectories(task[1], task[2], ctx)
 
 
-def _parallel_outcomes(ev: Evaluator, tasks: Iterator[tuple[Any, ...]], ctx: _RunContext
-                       ) -> Iterator[_Outcome]:
-    """Outcomes of ``tasks`` computed by ``ev.jobs`` processes, yielded in task order, with a
-    bounded number of tasks in flight so that memory stays flat."""
+class _Router:
+    """Sends the tasks of one repository to one worker, so that each blob is parsed (and
+    re-parsed incrementally from its previous version) in one place; a worker that falls
+    behind hands new tasks to the least busy one."""
+
+    def __init__(self, n: int) -> None:
+        self.home: dict[str, int] = {}
+        self.pending = [0] * n
+
+    def pick(self, key: str | None) -> int:
+        idle = min(range(len(self.pending)), key=self.pending.__getitem__)
+        if key is None:
+            k = idle
+        else:
+            k = self.home.setdefault(key, idle)
+            if self.pending[k] > 2 * self.pending[idle] + 2:
+                k = idle
+        self.pending[k] += 1
+        return k
+
+
+def _parallel_outcomes(ev: Evaluator, tasks: Iterator[tuple[str | None, tuple[Any, ...]]],
+                       ctx: _RunContext) -> Iterator[_Outcome]:
+    """Outcomes of ``tasks`` computed by ``ev.jobs`` worker processes, yielded in task order,
+    with a bounded number of tasks in flight so that memory stays flat."""
     import multiprocessing
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
+    spawn = multiprocessing.get_context("spawn")
+    args = (ev.gold, ev.repos.repos_dir, ev.repos.fetch, ev.preset, ev.final_policy, ev.text,
+            ev.symbol_settings, ctx)
+    workers = [ProcessPoolExecutor(max_workers=1, mp_context=spawn, initializer=_init_worker,
+                                   initargs=args) for _ in range(ev.jobs)]
+    router = _Router(ev.jobs)
+    queue: deque[tuple[int | None, Future]] = deque()
     window = 4 * ev.jobs
-    with ProcessPoolExecutor(
-            max_workers=ev.jobs, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init_worker,
-            initargs=(ev.gold, ev.repos.repos_dir, ev.repos.fetch, ev.preset, ev.final_policy,
-                      ev.text, ev.symbol_settings, ctx)) as pool:
-        queue: deque = deque()
 
-        def submit(task: tuple[Any, ...]) -> None:
+    def collect() -> _Outcome:
+        k, fut = queue.popleft()
+        if k is not None:
+            router.pending[k] -= 1
+        return fut.result()
+
+    try:
+        for key, task in tasks:
             if task[0] == "outcome":  # nothing left to compute
-                fut: Future = Future()
-                fut.set_result(task[1])
-                queue.append(fut)
+                done: Future = Future()
+                done.set_result(task[1])
+                queue.append((None, done))
             else:
-                queue.append(pool.submit(_work, task))
-
-        for task in tasks:
-            submit(task)
+                k = router.pick(key)
+                queue.append((k, workers[k].submit(_work, task)))
             while len(queue) >= window:
-                yield queue.popleft().result()
+                yield collect()
         while queue:
-            yield queue.popleft().result()
+            yield collect()
+    finally:
+        for w in workers:
+            w.shutdown(cancel_futures=True)
 
 
 def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
