@@ -291,6 +291,7 @@ class Evaluator:
         self.preparer = make_preparer(self.symbols, preset, final_policy)
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
         self.covered: set[str] = set()
+        self._pool: _WorkerPool | None = None
 
     # -- one instance ----------------------------------------------------------------------
 
@@ -426,7 +427,21 @@ class Evaluator:
             for item in listed:
                 yield self.process(item, ctx)
             return
-        yield from _parallel_outcomes(self, self._tasks(listed, ctx), ctx)
+        if self._pool is None:
+            self._pool = _WorkerPool(self)
+        yield from self._pool.outcomes(self._tasks(listed, ctx), ctx)
+
+    def close(self) -> None:
+        """Stop the worker processes, if any (the evaluator stays usable)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- one run ---------------------------------------------------------------------------
 
@@ -480,11 +495,13 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(gold: GoldSet, repos_dir: Path | None, fetch: bool, preset: str,
-                 final_policy: FinalPolicy, text: bool, symbols: SymbolSettings,
-                 ctx: _RunContext) -> None:
+                 final_policy: FinalPolicy, text: bool, symbols: SymbolSettings) -> None:
     _WORKER["evaluator"] = Evaluator(
         gold, RepoCache(repos_dir, fetch=fetch, cache_bytes=REPO_CACHE_BYTES), preset=preset,
         final_policy=final_policy, text=text, symbols=symbols.extractor())
+
+
+def _begin_run(ctx: _RunContext) -> None:
     _WORKER["ctx"] = ctx
 
 
@@ -516,44 +533,54 @@ class _Router:
         return k
 
 
-def _parallel_outcomes(ev: Evaluator, tasks: Iterator[tuple[str | None, tuple[Any, ...]]],
-                       ctx: _RunContext) -> Iterator[_Outcome]:
-    """Outcomes of ``tasks`` computed by ``ev.jobs`` worker processes, yielded in task order,
-    with a bounded number of tasks in flight so that memory stays flat."""
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
+class _WorkerPool:
+    """``jobs`` worker processes kept for a whole evaluation (their parse caches, incremental
+    trees and repository readers serve every run), each fed by its own queue."""
 
-    spawn = multiprocessing.get_context("spawn")
-    args = (ev.gold, ev.repos.repos_dir, ev.repos.fetch, ev.preset, ev.final_policy, ev.text,
-            ev.symbol_settings, ctx)
-    workers = [ProcessPoolExecutor(max_workers=1, mp_context=spawn, initializer=_init_worker,
-                                   initargs=args) for _ in range(ev.jobs)]
-    router = _Router(ev.jobs)
-    queue: deque[tuple[int | None, Future]] = deque()
-    window = 4 * ev.jobs
+    def __init__(self, ev: Evaluator) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-    def collect() -> _Outcome:
-        k, fut = queue.popleft()
-        if k is not None:
-            router.pending[k] -= 1
-        return fut.result()
+        spawn = multiprocessing.get_context("spawn")
+        args = (ev.gold, ev.repos.repos_dir, ev.repos.fetch, ev.preset, ev.final_policy,
+                ev.text, ev.symbol_settings)
+        self.workers = [ProcessPoolExecutor(max_workers=1, mp_context=spawn,
+                                            initializer=_init_worker, initargs=args)
+                        for _ in range(ev.jobs)]
+        self.router = _Router(ev.jobs)
+        self.window = 4 * ev.jobs
 
-    try:
+    def outcomes(self, tasks: Iterator[tuple[str | None, tuple[Any, ...]]], ctx: _RunContext
+                 ) -> Iterator[_Outcome]:
+        """Outcomes of ``tasks`` in task order, with a bounded number in flight."""
+        from collections import deque
+        from concurrent.futures import Future
+
+        for w in self.workers:  # each worker runs its queue in order: the run comes first
+            w.submit(_begin_run, ctx)
+        queue: deque[tuple[int | None, Future]] = deque()
+
+        def collect() -> _Outcome:
+            k, fut = queue.popleft()
+            if k is not None:
+                self.router.pending[k] -= 1
+            return fut.result()
+
         for key, task in tasks:
             if task[0] == "outcome":  # nothing left to compute
                 done: Future = Future()
                 done.set_result(task[1])
                 queue.append((None, done))
             else:
-                k = router.pick(key)
-                queue.append((k, workers[k].submit(_work, task)))
-            while len(queue) >= window:
+                k = self.router.pick(key)
+                queue.append((k, self.workers[k].submit(_work, task)))
+            while len(queue) >= self.window:
                 yield collect()
         while queue:
             yield collect()
-    finally:
-        for w in workers:
+
+    def close(self) -> None:
+        for w in self.workers:
             w.shutdown(cancel_futures=True)
 
 
@@ -604,6 +631,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
             fh.flush()
     finally:
         bar.done()
+        evaluator.close()
         repo_cache.close()
         if fh is not stream and out_path is not None:
             fh.close()
