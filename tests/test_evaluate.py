@@ -336,3 +336,20 @@ def test_worker_processes_split_one_big_input(tmp_path):
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
     assert len(outs[0].splitlines()) == 12
+
+
+def test_a_bad_record_among_good_ones_is_reported_and_skipped(tmp_path):
+    lines = (EX / "runs/agent-a.jsonl").read_text().splitlines()
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(lines[0] + "\n" + '{"format": "ctxeval-trajectory/1"}\n' + lines[1] + "\n")
+    out = tmp_path / "r.jsonl"
+    from ctxeval.evaluate import RunSpec
+    from ctxeval.evaluate import evaluate as run_eval
+
+    summary = run_eval(gold=[EX / "gold.jsonl"], runs=[RunSpec("m", [str(mixed)])],
+                       repos=EX / "repos", out=out, progress=False, cache_dir=None)
+    rows = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert len(summary.unreadable) == 1
+    p = summary.unreadable[0]
+    assert (p.line, p.field) == (2, "instance_id")

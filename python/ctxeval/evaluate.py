@@ -17,9 +17,9 @@ from typing import IO, Any
 
 from . import _core
 from .adapters import ReadOptions
-from .errors import GoldError, InstanceError, Problem, RepoError
+from .errors import AdapterError, GoldError, InstanceError, Problem, RepoError
 from .gold import GoldSet, load_gold
-from .inputs import ReadResult, guess_instance_id, list_inputs, read_input
+from .inputs import ReadResult, guess_instance_id, iter_input, list_inputs
 from .model import GoldInstance, Trajectory, Usage
 from .prepare import FinalPolicy, Notes, Preparer, context_text
 from .repo import RepoCache
@@ -339,20 +339,54 @@ class Evaluator:
 
     # -- one input -------------------------------------------------------------------------
 
-    def process(self, item: tuple[Path, bool] | Problem, ctx: _RunContext) -> _Outcome:
-        """Read one input and score every trajectory in it."""
-        res = self._read(item, ctx)
-        if res is None:
-            return _Outcome()
-        if res.problem is not None:
-            return self._unreadable(res)
-        return self.process_trajectories(res.trajectories, str(res.path), ctx)
-
-    def _read(self, item: tuple[Path, bool] | Problem, ctx: _RunContext) -> ReadResult | None:
+    def _stream(self, item: tuple[Path, bool] | Problem, ctx: _RunContext
+                ) -> Iterator[_Outcome | tuple[list[Trajectory], str]]:
+        """One input as it is read: chunks of its trajectories (``(chunk, input)``), and the
+        outcome of what could not be read. A file none of whose records can be read is an
+        unreadable input; a bad record among good ones is reported and skipped."""
         if isinstance(item, Problem):
-            return ReadResult(Path(item.path or ""), problem=item)
-        return read_input(item[0], item[1], fmt=ctx.fmt,
-                          options=ReadOptions(preset=self.preset, run=ctx.name))
+            yield self._unreadable(ReadResult(Path(item.path or ""), problem=item))
+            return
+        got = iter_input(item[0], item[1], fmt=ctx.fmt,
+                         options=ReadOptions(preset=self.preset, run=ctx.name))
+        if got is None:
+            return
+        if isinstance(got, ReadResult):
+            if got.problem is not None:
+                yield self._unreadable(got)
+                return
+            records: Iterator[Trajectory | AdapterError] = iter(got.trajectories)
+        else:
+            records = got[1]
+        pred_file = str(item[0])
+        chunk: list[Trajectory] = []
+        errors: list[AdapterError] = []
+        readable = False
+        for rec in records:
+            if isinstance(rec, AdapterError):
+                errors.append(rec)
+                if readable:
+                    yield _Outcome(unreadable=rec.to_problem())
+                continue
+            if not readable:  # bad records before the first good one are reported now
+                readable = True
+                for err in errors:
+                    yield _Outcome(unreadable=err.to_problem())
+            chunk.append(rec)
+            if len(chunk) >= CHUNK:
+                yield chunk, pred_file
+                chunk = []
+        if chunk:
+            yield chunk, pred_file
+        if not readable and errors:
+            yield self._unreadable(ReadResult(item[0], problem=errors[0].to_problem()))
+
+    def process(self, item: tuple[Path, bool] | Problem, ctx: _RunContext
+                ) -> Iterator[_Outcome]:
+        """Read one input and score every trajectory in it, chunk by chunk."""
+        for part in self._stream(item, ctx):
+            yield part if isinstance(part, _Outcome) else \
+                self.process_trajectories(part[0], part[1], ctx)
 
     def _unreadable(self, res: ReadResult) -> _Outcome:
         assert res.problem is not None
@@ -393,7 +427,8 @@ class Evaluator:
                ) -> Iterator[tuple[str | None, tuple[Any, ...]]]:
         """Units of work for worker processes, in input order, each with its repository (the
         routing key): whole inputs when there are enough of them to keep the workers busy,
-        else the trajectories of each input (read here) in chunks of one repository each."""
+        else the trajectories of each input (read here, streamed) in chunks of one repository
+        each."""
         if len(listed) >= 2 * self.jobs:
             for item in listed:
                 key = None if isinstance(item, Problem) else \
@@ -401,31 +436,25 @@ class Evaluator:
                 yield key, ("input", item)
             return
         for item in listed:
-            res = self._read(item, ctx)
-            if res is None:
-                continue
-            if res.problem is not None:
-                yield None, ("outcome", self._unreadable(res))
-                continue
-            trajs = res.trajectories
-            if not trajs:
-                yield None, ("outcome", _Outcome())
-            size = max(1, min(CHUNK, -(-len(trajs) // (4 * self.jobs))))
-            k = 0
-            while k < len(trajs):
-                repo = self._repo_of(trajs[k].instance_id)
-                end = k + 1
-                while end < min(len(trajs), k + size) and \
-                        self._repo_of(trajs[end].instance_id) == repo:
-                    end += 1
-                yield repo, ("trajectories", trajs[k:end], str(res.path))
-                k = end
+            for part in self._stream(item, ctx):
+                if isinstance(part, _Outcome):
+                    yield None, ("outcome", part)
+                    continue
+                trajs, pred_file = part
+                k = 0
+                while k < len(trajs):
+                    repo = self._repo_of(trajs[k].instance_id)
+                    end = k + 1
+                    while end < len(trajs) and self._repo_of(trajs[end].instance_id) == repo:
+                        end += 1
+                    yield repo, ("trajectories", trajs[k:end], pred_file)
+                    k = end
 
     def _outcomes(self, listed: list[tuple[Path, bool] | Problem], ctx: _RunContext
                   ) -> Iterator[_Outcome]:
         if self.jobs <= 1:
             for item in listed:
-                yield self.process(item, ctx)
+                yield from self.process(item, ctx)
             return
         if self._pool is None:
             self._pool = _WorkerPool(self)
@@ -505,11 +534,11 @@ def _begin_run(ctx: _RunContext) -> None:
     _WORKER["ctx"] = ctx
 
 
-def _work(task: tuple[Any, ...]) -> _Outcome:
+def _work(task: tuple[Any, ...]) -> list[_Outcome]:
     ev, ctx = _WORKER["evaluator"], _WORKER["ctx"]
     if task[0] == "input":
-        return ev.process(task[1], ctx)
-    return ev.process_trajectories(task[1], task[2], ctx)
+        return list(ev.process(task[1], ctx))
+    return [ev.process_trajectories(task[1], task[2], ctx)]
 
 
 class _Router:
@@ -560,7 +589,7 @@ class _WorkerPool:
             w.submit(_begin_run, ctx)
         queue: deque[tuple[int | None, Future]] = deque()
 
-        def collect() -> _Outcome:
+        def collect() -> list[_Outcome]:
             k, fut = queue.popleft()
             if k is not None:
                 self.router.pending[k] -= 1
@@ -569,15 +598,15 @@ class _WorkerPool:
         for key, task in tasks:
             if task[0] == "outcome":  # nothing left to compute
                 done: Future = Future()
-                done.set_result(task[1])
+                done.set_result([task[1]])
                 queue.append((None, done))
             else:
                 k = self.router.pick(key)
                 queue.append((k, self.workers[k].submit(_work, task)))
             while len(queue) >= self.window:
-                yield collect()
+                yield from collect()
         while queue:
-            yield collect()
+            yield from collect()
 
     def close(self) -> None:
         for w in self.workers:

@@ -124,6 +124,20 @@ def read_input(path: Path, explicit: bool, *, fmt: str | None = None,
     return ReadResult(path, trajectories=trajs, fmt=mod.FORMAT)
 
 
+def iter_input(path: Path, explicit: bool, *, fmt: str | None = None,
+               options: ReadOptions | None = None
+               ) -> ReadResult | tuple[str, Iterator[Trajectory | AdapterError]] | None:
+    """Like :func:`read_input`, but a format that can stream (``iter_read``) is not read whole:
+    the result is ``(format, records)``, where a record that cannot be read is its error."""
+    try:
+        mod = _detect(path, fmt)
+    except AdapterError as exc:
+        return ReadResult(path, problem=exc.to_problem()) if explicit else None
+    if hasattr(mod, "iter_read"):
+        return mod.FORMAT, mod.iter_read(path, options or ReadOptions())
+    return read_input(path, explicit, fmt=fmt, options=options)
+
+
 def read_inputs(specs: list[str | Path], *, fmt: str | None = None,
                 options: ReadOptions | None = None) -> Iterator[ReadResult]:
     """Read every input named by ``specs`` (files, directories, globs), in order."""

@@ -38,8 +38,27 @@ def read(path: Path, options: Any = None) -> list[Trajectory]:
         raise AdapterError(f"cannot read: {exc.strerror}", path=str(path)) from exc
 
 
-def iter_records(lines: Iterable[bytes], origin: str) -> Iterator[Trajectory]:
-    for lineno, raw in enumerate(lines, start=1):
+def iter_read(path: Path, options: Any = None) -> Iterator[Trajectory | AdapterError]:
+    """The records one by one, so that a large file is never held whole; a bad record is
+    yielded as its error (with the line) and the following ones are still read."""
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        yield AdapterError(f"cannot read: {exc.strerror}", path=str(path))
+        return
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield next(iter_records([raw], str(path), first_line=lineno))
+            except AdapterError as exc:
+                yield exc
+
+
+def iter_records(lines: Iterable[bytes], origin: str, first_line: int = 1
+                 ) -> Iterator[Trajectory]:
+    for lineno, raw in enumerate(lines, start=first_line):
         if not raw.strip():
             continue
         try:
