@@ -231,3 +231,62 @@ def test_mail_and_format_patch_text_around_the_diff_is_skipped():
              "-- \n2.43.0\n")
     # the same file in two patches of a series: locations are united
     assert edit_locations(patch).lines_by_file() == {"a.py": [3, 9]}
+
+
+def _unidiff_locations(patch: str) -> dict[str, tuple[set[int], set[int]]]:
+    """An independent reading with unidiff: per base file, (removed lines, edit locations) by
+    the rule of docs/metrics.md (a run of added lines with no removal next to it is located at
+    the base line before it, line 1 at the top)."""
+    from unidiff import PatchSet
+
+    out: dict[str, tuple[set[int], set[int]]] = {}
+    for pf in PatchSet(patch):
+        if pf.is_added_file or pf.is_binary_file:
+            continue
+        path = pf.source_file[2:] if pf.source_file.startswith("a/") else pf.source_file
+        removed, locs = set(), set()
+        for hunk in pf:
+            # the base line before the current position (``-k,0``: the insertion is after k)
+            prev_base = hunk.source_start if hunk.source_length == 0 else hunk.source_start - 1
+            run_removed, run_added = [], False
+            for line in [*hunk, None]:
+                if line is None or line.is_context:
+                    if run_removed:
+                        locs.update(run_removed)
+                    elif run_added:
+                        locs.add(max(prev_base, 1))
+                    run_removed, run_added = [], False
+                    if line is not None:
+                        prev_base = line.source_line_no
+                elif line.is_removed:
+                    removed.add(line.source_line_no)
+                    run_removed.append(line.source_line_no)
+                    prev_base = line.source_line_no
+                elif line.is_added:
+                    run_added = True
+        out[path] = (removed, locs)
+    return out
+
+
+@requires_shared
+def test_edit_locations_agree_with_unidiff_on_every_real_patch():
+    """All SWE-bench Lite gold and test patches, read by both, give the same base lines."""
+    import json
+
+    from unidiff.errors import UnidiffParseError
+
+    records = json.loads((CORPUS / "swe-bench" / "swe-bench-lite-test.json").read_text())
+    compared = 0
+    for rec in records:
+        for patch in (rec["patch"], rec["test_patch"]):
+            try:
+                theirs = _unidiff_locations(patch)
+            except UnidiffParseError:
+                continue
+            ours = edit_locations(patch).files
+            for path, (removed, locs) in theirs.items():
+                fe = ours[path]
+                assert set(fe.removed) == removed, (rec["instance_id"], path)
+                assert set(fe.lines) == locs, (rec["instance_id"], path)
+                compared += 1
+    assert compared > 600
