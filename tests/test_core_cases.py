@@ -206,3 +206,9 @@ def test_score_conventions(inter, gold, pred, strict, cb):
     c = _core.score(inter, gold, pred, "contextbench")
     assert (s["coverage"], s["precision"]) == strict
     assert (c["coverage"], c["precision"]) == cb
+
+
+def test_contextbench_editloc_has_no_file_level():
+    r = run([(FIVE, [])], gold=[(0, 2, 3)], preset="contextbench",
+            pred_edits={"files": [0], "lines": [(0, 3, 3)]})
+    assert r["editloc"]["file"] is None

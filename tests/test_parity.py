@@ -23,8 +23,8 @@ import pytest
 from tests.conftest import PARITY, requires_parity
 
 from ctxeval import _core
-from ctxeval.adapters import ReadOptions, cb_agentless
-from ctxeval.errors import InstanceError
+from ctxeval.adapters import ReadOptions, cb_agentless, openhands
+from ctxeval.errors import AdapterError, InstanceError
 from ctxeval.evaluate import Evaluator, RunSpec, Summary
 from ctxeval.gold import load_gold
 from ctxeval.model import GoldInstance, Step, SymbolRef, Trajectory, View
@@ -398,3 +398,53 @@ def test_cli_contextbench_preset_writes_the_reference_row(tmp_path: Path) -> Non
     # the nested Audit class and its constructor (same name) are predicted but not gold.
     assert (rows[0]["final"]["symbol"]["intersection"], rows[0]["final"]["symbol"]["pred_size"]) \
         == (4, 6)
+
+
+# --- OpenHands output.jsonl under preset contextbench ----------------------------------------
+
+
+def _oh_file(tmp_path: Path, records: list[Any]) -> Path:
+    p = tmp_path / "output.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return p
+
+
+def test_openhands_contextbench_reading(tmp_path: Path) -> None:
+    history = [
+        {"action": "read", "args": {"path": "/testbed/a.py", "view_range": [5, 9]}},
+        {"action": "read", "args": {"path": "/workspace/r/b.py", "view_range": [1, -1],
+                                    "start": 0, "end": -1}},
+        {"action": "run", "args": {"command": "sed -n '3,4p' a.py && head -n 2 './c.py'"}},
+        {"action": "run", "args": {"command": "echo hi > x.py"}},
+        {"action": "edit", "args": {"path": "a.py"}},
+        {"observation": "read", "content": "ignored"},
+    ]
+    p = _oh_file(tmp_path, [{"instance_id": "o__r-1", "history": history,
+                             "test_result": {"git_patch": ""}},
+                            {"history": [], "test_result": {}}])
+    [t] = openhands.read(p, ReadOptions(preset="contextbench"))  # the id-less record: no row
+    assert t.instance_id == "o__r-1" and t.model_patch is None
+    assert [[(v.file, v.start_line, v.end_line) for v in s.views] for s in t.steps] == [
+        [("a.py", 5, 9)],
+        [("workspace/r/b.py", None, None)],  # [1, -1] falls back to start/end: whole file
+        [("a.py", 3, 4), ("c.py", 1, 2)],
+    ]
+    # Final = every file, spans merged per file (3-4 and 5-9 join).
+    assert sorted((v.file, v.start_line, v.end_line) for v in t.final_context
+                  if v.start_line) == [("a.py", 3, 9), ("c.py", 1, 2)]
+
+
+def test_openhands_contextbench_bad_history_is_empty_and_bad_line_raises(tmp_path: Path
+                                                                         ) -> None:
+    p = _oh_file(tmp_path, [{"instance_id": "o__r-1", "history": None},
+                            {"instance_id": "o__r-2",
+                             "history": [{"action": "read",
+                                          "args": {"path": "a.py", "view_range": ["x", 2]}}]}])
+    a, b = openhands.read(p, ReadOptions(preset="contextbench"))
+    assert a.extra.get("cb_no_context") and b.extra.get("cb_no_context")
+    bad = tmp_path / "bad" / "output.jsonl"
+    bad.parent.mkdir()
+    bad.write_text('{"instance_id": "o__r-1", "history": [], "test_result": null}\n')
+    with pytest.raises(AdapterError) as exc:
+        openhands.read(bad, ReadOptions(preset="contextbench"))
+    assert exc.value.field == "test_result"

@@ -10,6 +10,13 @@ commands go through the shell reader. An ``edit`` whose observation carries a un
 is mapped back exactly; without one, a ``str_replace``/``insert`` is located from the snippet the
 editor printed when that is unambiguous; any other successful edit makes later views of that file
 post-edit.
+
+Under preset ``contextbench`` the file is read as the ContextBench evaluator reads it
+(``agents/openhands/extract.py``): steps only from ``read`` actions (the ``view_range`` when both
+bounds are positive, else ``start``/``end``) and ``run`` commands matching its ``sed -n``,
+``nl | sed``, ``head -n``, ``cat`` and ``grep`` patterns (commands containing ``rm ``, ``echo ``,
+``mkdir``, ``sed -i``, ``git add``/``commit`` skipped); observations ignored; the final context is
+every file and the merged spans of all steps; an unreadable history is an empty trajectory.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any
 from ..errors import AdapterError, Problem
 from ..model import Step, Trajectory, Usage
 from . import ReadOptions
+from .contextbench import CbStep, cb_trajectory, is_contextbench
 from .openhands_completions import clean_bash_output
 from .swe_agent import EditTracker, apply_shell, catn_blocks, editor_hunk, hunks_from_diff
 
@@ -242,6 +250,195 @@ def trajectory_from_record(rec: dict[str, Any], where: str, line: int,
     )
 
 
+# --- preset contextbench: the reference's reading (agents/openhands/extract.py) -----------------
+
+_CB_SKIP = ("git add", "git commit", "rm ", "mkdir", "echo ", "sed -i")
+_CB_SED = re.compile(r"sed\s+-n\s+['\"]?(\d+),(\d+)p['\"]?\s+([^\s&|>;<]+)")
+_CB_NL = re.compile(r"nl\s+[^|]+\s+([^\s|]+)\s*\|\s*sed\s+-n\s+['\"]?(\d+),(\d+)p")
+_CB_HEAD = re.compile(r"\bhead\s+-n\s+(\d+)\s+([^\s&|>]+)")
+_CB_CAT = re.compile(r"\bcat\s+(?:-n\s+)?([^\s&|>]+)")
+_CB_GREP = re.compile(r"\bgrep\s+.*\s+([^\s&|>;<'\"]+\.(?:py|js|java|go|rs|c|cpp|h|hpp|ts|tsx|jsx"
+                      r"|rb|php|cs|kt|scala|swift))(?:\s*(?:\||&|;|$))")
+
+
+class _CbEmpty(Exception):
+    """The reference's extractor raised inside ``_safe_extract_unified``: empty trajectory."""
+
+
+def _cb_norm(path: Any) -> str:
+    if not isinstance(path, str):
+        raise _CbEmpty
+    p = path.strip().strip("'\"")
+    if p.startswith("/testbed/"):
+        p = p[len("/testbed/"):]
+    if p.startswith("/"):
+        p = p.lstrip("/")
+    if p.startswith("./"):
+        p = p[2:]
+    return p
+
+
+def _cb_int(value: Any) -> int:
+    """Python's ``int()`` as the reference applies it to a ``view_range`` bound."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            raise _CbEmpty from None
+    raise _CbEmpty
+
+
+def _cb_number(value: Any) -> int:
+    """A ``start``/``end`` argument compared and used as is (non-numbers make it raise)."""
+    if isinstance(value, int):  # bool included, as Python compares it
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise _CbEmpty
+
+
+def _cb_read(args: dict[str, Any]) -> CbStep | None:
+    path = args.get("path", "")
+    if not path:
+        return None
+    f = _cb_norm(path)
+    if not f:
+        return None
+    vr = args.get("view_range")
+    if vr and isinstance(vr, list) and len(vr) >= 2:
+        a, b = _cb_int(vr[0]), _cb_int(vr[1])
+        if a > 0 and b > 0:
+            return CbStep([f], [(f, a, b)], tool="read", action=f"read {f} {vr}")
+    start, end = args.get("start"), args.get("end")
+    spans: list[tuple[str, int, int]] = []
+    if start is not None and end is not None:
+        s, e = _cb_number(start), _cb_number(end)
+        if s >= 0 and e > 0:
+            spans.append((f, s if s > 0 else 1, e))
+    return CbStep([f], spans, tool="read", action=f"read {f}")
+
+
+def _cb_run(command: Any) -> CbStep | None:
+    if not command:
+        return None
+    if not isinstance(command, str):
+        raise _CbEmpty
+    if any(kw in command for kw in _CB_SKIP):
+        return None
+    views: list[tuple[str, int | None, int | None]] = []
+    for m in _CB_SED.finditer(command):
+        views.append((_cb_norm(m.group(3)), int(m.group(1)), int(m.group(2))))
+    for m in _CB_NL.finditer(command):
+        views.append((_cb_norm(m.group(1).strip("'\"")), int(m.group(2)), int(m.group(3))))
+    for m in _CB_HEAD.finditer(command):
+        views.append((_cb_norm(m.group(2).strip("'\"")), 1, int(m.group(1))))
+    for m in _CB_CAT.finditer(command):
+        views.append((_cb_norm(m.group(1).strip("'\"")), None, None))
+    g = _CB_GREP.search(command)
+    if g:
+        fp = g.group(1).strip("'\"")
+        if "/" in fp or not any(c in fp for c in "*?\""):
+            views.append((_cb_norm(fp), None, None))
+    views = [v for v in dict.fromkeys(views) if v[0]]
+    if not views:
+        return None
+    spans = [(f, a, b) for f, a, b in views if a is not None and b is not None]
+    return CbStep(sorted({f for f, _, _ in views}), spans, tool="run", action=command)
+
+
+def _cb_steps(rec: dict[str, Any]) -> list[CbStep]:
+    """``extract_trajectory(record)``; any exception there empties the whole trajectory."""
+    try:
+        steps: list[CbStep] = []
+        for item in rec.get("history") or []:
+            if not isinstance(item, dict):
+                raise _CbEmpty
+            action = item.get("action")
+            args = item.get("args", {})
+            if not isinstance(args, dict):
+                raise _CbEmpty
+            step = None
+            if action == "read":
+                step = _cb_read(args)
+            elif action == "run":
+                step = _cb_run(args.get("command", ""))
+            if step is not None and step.files:
+                steps.append(step)
+        return steps
+    except (_CbEmpty, TypeError, ValueError):
+        return []
+
+
+def _cb_final(steps: list[CbStep]) -> CbStep:
+    """``_aggregate_steps``: every file, and every span merged per file."""
+    by_file: dict[str, list[tuple[int, int]]] = {}
+    for s in steps:
+        for f, a, b in s.spans:
+            by_file.setdefault(f, []).append((a, b))
+    spans: list[tuple[str, int, int]] = []
+    for f, ranges in by_file.items():
+        merged: list[tuple[int, int]] = []
+        for a, b in sorted(ranges):
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        spans.extend((f, a, b) for a, b in merged)
+    return CbStep(sorted({f for s in steps for f in s.files}), spans)
+
+
+def _read_contextbench(raw: bytes, path: Path, options: ReadOptions) -> list[Trajectory]:
+    """The reference's ``_load_openhands_jsonl``: a bad line or record makes it raise (no row
+    for the whole file), a record without an id is skipped, a record whose history cannot be
+    read is an empty trajectory (``no_context_extracted``)."""
+    where = str(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AdapterError(f"not UTF-8 ({exc.reason} at byte {exc.start}); the reference "
+                           "raises here", path=where) from exc
+    out: list[Trajectory] = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise AdapterError(f"invalid JSON ({exc}); the reference raises here", path=where,
+                               line=n) from exc
+        if not isinstance(rec, dict):
+            raise AdapterError("a record must be a JSON object (the reference raises here)",
+                               path=where, line=n)
+        tr = rec.get("test_result", {})
+        if not isinstance(tr, dict):
+            raise AdapterError("'test_result' is not an object (the reference raises here)",
+                               path=where, line=n, field="test_result")
+        patch = tr.get("git_patch", "")
+        if patch and not isinstance(patch, str):
+            raise AdapterError("'git_patch' is not a string (the reference raises here)",
+                               path=where, line=n, field="test_result.git_patch")
+        iid = rec.get("instance_id") or rec.get("original_inst_id") or ""
+        if not iid:
+            continue  # the reference writes no row for it
+        if options.instance_id and str(iid) != options.instance_id:
+            continue
+        steps = _cb_steps(rec)
+        final = _cb_final(steps)
+        t = cb_trajectory(str(iid), steps, final, options=options, source=path,
+                          agent="openhands", model_patch=patch or None)
+        t.source = f"{where}:{n}"
+        out.append(t)
+    if not out:
+        raise AdapterError("no OpenHands record with an instance id", path=where)
+    return out
+
+
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     """Every readable record; bad records are reported on the first trajectory and skipped."""
     where = str(path)
@@ -249,6 +446,8 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
         raw = path.read_bytes()
     except OSError as exc:
         raise AdapterError(f"cannot read: {exc.strerror}", path=where) from exc
+    if is_contextbench(options):
+        return _read_contextbench(raw, path, options)
     out: list[Trajectory] = []
     problems: list[Problem] = []
     for n, line in enumerate(raw.split(b"\n"), start=1):

@@ -118,7 +118,8 @@ pub struct TrajectoryResult {
 pub struct EditLocResult {
     /// Line level; `coverage` is the recall.
     pub line: Score,
-    pub file: Score,
+    /// File level (`None` under the contextbench preset, which has no such measure).
+    pub file: Option<Score>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -686,7 +687,7 @@ fn editloc_strict(ctx: &Ctx, inst: &Instance) -> Option<EditLocResult> {
     };
     let (gf, pf) = (set(&gold.files), set(&pred.files));
     let common = gf.iter().filter(|f| pf.binary_search(f).is_ok()).count() as i64;
-    let file = policy.score(common, gf.len() as i64, pf.len() as i64);
+    let file = Some(policy.score(common, gf.len() as i64, pf.len() as i64));
     Some(EditLocResult { line, file })
 }
 
@@ -726,8 +727,7 @@ fn editloc_contextbench(inst: &Instance, gold: &Coverage) -> Option<EditLocResul
         gold_size: gold_count,
         pred_size: pred_count,
     };
-    let file = EmptySetPolicy::ContextBench.score(0, 0, 0);
-    Some(EditLocResult { line, file })
+    Some(EditLocResult { line, file: None })
 }
 
 impl StepResult {

@@ -289,7 +289,10 @@ fn result_dict<'py>(
     match &r.editloc {
         Some(e) => {
             let d = score_dict(py, &e.line, "recall")?;
-            d.set_item("file", score_dict(py, &e.file, "recall")?)?;
+            match &e.file {
+                Some(f) => d.set_item("file", score_dict(py, f, "recall")?)?,
+                None => d.set_item("file", py.None())?,
+            }
             out.set_item("editloc", d)?;
         }
         None => out.set_item("editloc", py.None())?,
