@@ -113,8 +113,8 @@ def _cli_has_cache() -> bool:
 def drive(gold: Path, runs: list[Path], repos: Path, out: Path, cache_dir: str | None,
           incremental: bool, jobs: int) -> int:
     """One evaluation through the Python API (what ``ctxeval evaluate`` does); rows written."""
-    from ctxeval.evaluate import Evaluator, RunSpec, Summary
     from ctxeval.gold import load_gold
+    from ctxeval.pipeline import Evaluator, RunSpec, Summary
     from ctxeval.results import RowWriter
     from ctxeval.symbols import SymbolExtractor
 

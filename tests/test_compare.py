@@ -1,4 +1,4 @@
-"""ctxeval.compare: paired comparisons on hand-made rows and end to end on the example runs."""
+"""ctxeval.comparison: paired comparisons on hand-made rows and end to end on the example runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from conftest import FIXTURES
 from ctxeval.cli import main
-from ctxeval.compare import (
+from ctxeval.comparison import (
     DAGGER,
     Comparison,
     compare_rows,

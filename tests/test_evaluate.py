@@ -258,7 +258,7 @@ def test_text_overlap_of_context_and_patch(tmp_path):
 def test_progress_bar_only_on_a_terminal():
     import io
 
-    from ctxeval.evaluate import _Progress
+    from ctxeval.pipeline import _Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -343,8 +343,8 @@ def test_a_bad_record_among_good_ones_is_reported_and_skipped(tmp_path):
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(lines[0] + "\n" + '{"format": "ctxeval-trajectory/1"}\n' + lines[1] + "\n")
     out = tmp_path / "r.jsonl"
-    from ctxeval.evaluate import RunSpec
-    from ctxeval.evaluate import evaluate as run_eval
+    from ctxeval.pipeline import RunSpec
+    from ctxeval.pipeline import evaluate as run_eval
 
     summary = run_eval(gold=[EX / "gold.jsonl"], runs=[RunSpec("m", [str(mixed)])],
                        repos=EX / "repos", out=out, progress=False, cache_dir=None)

@@ -14,9 +14,9 @@ import pytest
 
 from conftest import FIXTURES, PARITY, requires_parity
 from ctxeval.cli import main
-from ctxeval.report import build_exploration, build_leaderboard, instance_metrics, render
-from ctxeval.report.latex import escape
-from ctxeval.report.table import Cell, Column, Row, Table, best_rows
+from ctxeval.reports import build_exploration, build_leaderboard, instance_metrics, render
+from ctxeval.reports.latex import escape
+from ctxeval.reports.table import Cell, Column, Row, Table, best_rows
 
 GRANS = ("file", "symbol", "span", "line")
 

@@ -14,8 +14,8 @@ import pytest
 
 from conftest import FIXTURES
 from ctxeval.cli import main
-from ctxeval.report import load_rows, render_html
-from ctxeval.report import plots as plotting
+from ctxeval.reports import load_rows, render_html
+from ctxeval.reports import plots as plotting
 
 
 class _Refs(HTMLParser):
@@ -62,7 +62,9 @@ def test_page_is_self_contained(page: Path) -> None:
     assert "<link" not in text and "<script" not in text and "@import" not in text
     head = text.split("</head>", 1)[0]
     assert "<style>" in head and "table.ctxeval" in head  # the page's CSS is inline
-    assert parser.tags.count("table") == 3  # leaderboard, per instance, distributions
+    # leaderboard, per instance, distributions, and the tool mix (rows record each step's tool)
+    assert parser.tags.count("table") == 4
+    assert "Tool mix" in text
     assert parser.tags.count("svg") == 3
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import FIXTURES
 from ctxeval.cli import main
-from ctxeval.report import CostOptions
-from ctxeval.report.plots import by_language, cost_points, coverage_curve, coverage_curves
+from ctxeval.reports import CostOptions
+from ctxeval.reports.plots import by_language, cost_points, coverage_curve, coverage_curves
 
 GRANS = ("file", "symbol", "span", "line")
 

@@ -2,7 +2,11 @@
 
 The native core (:mod:`ctxeval._core`, Rust) does all interval and metric arithmetic; it is
 re-exported here. The Python layer reads inputs (gold, trajectories, repositories), reports and
-drives the command line.
+drives the command line; :func:`evaluate`, :func:`report` and :func:`compare` mirror the
+``ctxeval`` commands::
+
+    result = ctxeval.evaluate("gold.jsonl", {"agent-a": "runs/a"}, repos="repos")
+    print(ctxeval.reports.render(result.report(), "md"))
 """
 
 from ._core import (
@@ -23,8 +27,10 @@ from ._core import (
     lines_union,
     score,
 )
+from .api import Evaluation, compare, evaluate, report
 
 __all__ = [
+    "Evaluation",
     "LineIndex",
     "__version__",
     "bytes_difference",
@@ -32,6 +38,8 @@ __all__ = [
     "bytes_measure",
     "bytes_normalize",
     "bytes_union",
+    "compare",
+    "evaluate",
     "evaluate_batch",
     "evaluate_instance",
     "lines_difference",
@@ -40,5 +48,6 @@ __all__ = [
     "lines_measure",
     "lines_normalize",
     "lines_union",
+    "report",
     "score",
 ]

@@ -46,7 +46,7 @@ def _err(msg: str) -> None:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .errors import CtxevalError
-    from .evaluate import RunSpec, evaluate
+    from .pipeline import RunSpec, evaluate
 
     runs: list[RunSpec] = []
     for spec in args.run or []:
@@ -337,13 +337,13 @@ def _add_symbols(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_report(sub: argparse._SubParsersAction) -> None:
-    from .report.cli import add_parser
+    from .reports.cli import add_parser
 
     add_parser(sub)
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:
-    from .compare import add_parser
+    from .comparison import add_parser
 
     add_parser(sub)
 

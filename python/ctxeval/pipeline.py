@@ -326,8 +326,9 @@ class Evaluator:
                        if pending else [])
         out = []
         for item in items:
-            if not isinstance(item, _Pending):
-                out.append(item)
+            if not isinstance(item, _Pending):  # an error row: say which preset produced it
+                out.append({"instance_id": item["instance_id"], "run": item.get("run"),
+                            "preset": self.preset, **item})
                 continue
             row = _row(item.gold, item.traj, ctx.name, self.preset, self.final_policy,
                        item.notes, next(results), item.status, item.pred_file, item.reason,

@@ -1,0 +1,118 @@
+"""The Python API, mirroring the command line: :func:`evaluate`, :func:`report`, :func:`compare`.
+
+Each returns a typed object instead of printing: the rows and the run summary, a
+:class:`~ctxeval.reports.Report` that renders to any format, the list of
+:class:`~ctxeval.comparison.Comparison`. They are re-exported as ``ctxeval.evaluate`` etc.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .comparison import DEFAULT_METRICS, Comparison, compare_rows, render_comparison
+from .pipeline import RunSpec, Summary
+from .pipeline import evaluate as _evaluate
+from .prepare import FinalPolicy
+from .reports import Report, build_exploration, build_leaderboard, load_rows, render
+
+Rows = Sequence[Mapping[str, Any]]
+Paths = str | Path | Sequence[str | Path]
+
+
+@dataclass(slots=True)
+class Evaluation:
+    """What :func:`evaluate` produced: the rows (also written to ``out`` when given) and the
+    summary of ok rows, failures, errors and unreadable inputs."""
+
+    rows: list[dict[str, Any]]
+    summary: Summary
+    out: Path | None = None
+
+    def report(self, **options: Any) -> Report:
+        """The leaderboard (or another view) of these rows; see :func:`report`."""
+        return report(self.rows, **options)
+
+
+def _paths(p: Paths) -> list[str]:
+    return [str(p)] if isinstance(p, (str, Path)) else [str(x) for x in p]
+
+
+def _runs(runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths) -> list[RunSpec]:
+    if isinstance(runs, Mapping):
+        return [RunSpec(name, _paths(p)) for name, p in runs.items()]
+    if isinstance(runs, (str, Path)):
+        return [RunSpec(Path(str(runs).rstrip("/")).name, [str(runs)])]
+    specs = list(runs)
+    if all(isinstance(r, RunSpec) for r in specs):
+        return specs  # type: ignore[return-value]
+    return [RunSpec(Path(str(p).rstrip("/")).name, [str(p)]) for p in specs]
+
+
+def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
+             repos: str | Path | None = None, *, out: str | Path | None = None,
+             preset: str = "strict", final: FinalPolicy = "declared", all_gold: bool = False,
+             jobs: int = 1, fetch: bool = False, resume: bool = False, text: bool = False,
+             results: Mapping[str, Paths] | None = None, cache_dir: str | Path | None = None,
+             incremental: bool = True, progress: bool = False) -> Evaluation:
+    """Score agent runs against gold, as ``ctxeval evaluate`` does.
+
+    ``runs`` maps run names to their inputs (files, directories, globs), or is a list of
+    inputs (each a run named after it). ``results`` maps run names to results files giving
+    resolved status. The rows are returned and, with ``out``, also written there (with the
+    ``.meta.json`` sidecar). ``cache_dir`` keeps parsed definitions on disk (None: no disk cache).
+    """
+    specs = _runs(runs)
+    for name, paths in (results or {}).items():
+        for spec in specs:
+            if spec.name == name:
+                spec.results.extend(_paths(paths))
+    buf = None if out is not None else io.BytesIO()
+    summary = _evaluate(gold=_paths(gold), runs=specs, repos=repos, out=out, preset=preset,
+                        final_policy=final, all_gold=all_gold, jobs=jobs, fetch=fetch,
+                        resume=resume, progress=progress, stream=buf, text=text,
+                        cache_dir=cache_dir, incremental=incremental, argv=[])
+    if buf is not None:
+        rows = [orjson.loads(line) for line in buf.getvalue().splitlines()]
+        return Evaluation(rows, summary)
+    return Evaluation(load_rows([out]), summary, Path(out))  # type: ignore[list-item]
+
+
+def _rows(results: Rows | Paths) -> list[dict[str, Any]]:
+    if isinstance(results, (str, Path)):
+        return load_rows([results])
+    items = list(results)
+    if items and all(isinstance(r, (str, Path)) for r in items):
+        return load_rows(items)  # type: ignore[arg-type]
+    return [dict(r) for r in items]  # type: ignore[arg-type]
+
+
+def report(results: Rows | Paths, *, view: str = "leaderboard", by: str | None = None,
+           metrics: str | Sequence[str] | None = None, micro: bool = False,
+           ci: bool = False) -> Report:
+    """The leaderboard (``view="leaderboard"``) or exploration view of result rows (or of
+    results files). Render it with ``ctxeval.reports.render(report, "latex")``."""
+    rows = _rows(results)
+    if view == "exploration":
+        return build_exploration(rows, by=by)
+    if view != "leaderboard":
+        raise ValueError(f"unknown view {view!r}: 'leaderboard' or 'exploration'")
+    return build_leaderboard(rows, by=by, metrics=metrics, micro=micro, ci=ci)
+
+
+def compare(results: Rows | Paths, *, baseline: str | None = None,
+            metrics: Sequence[str] = DEFAULT_METRICS, n: int = 10000, seed: int = 0,
+            level: float = 0.95, alpha: float = 0.05) -> list[Comparison]:
+    """Paired comparison of every run with ``baseline`` on the instances they share:
+    bootstrap intervals, randomization tests, Holm–Bonferroni; see ``ctxeval compare``.
+    Render with :func:`ctxeval.comparison.render_comparison`."""
+    return compare_rows(_rows(results), baseline=baseline, metrics=metrics, n=n, seed=seed,
+                        level=level, alpha=alpha)
+
+
+__all__ = ["Evaluation", "compare", "evaluate", "render", "render_comparison", "report"]
