@@ -29,9 +29,9 @@ PRIORITY = 20
 
 _KEY = re.compile(rb'(?<!\\)"found_files"\s*:')
 _ID_KEY = re.compile(rb'(?<!\\)"instance_id"\s*:')
-_LINE = re.compile(r"^line\s*:\s*(\d+)\s*$")
-_LINES = re.compile(r"^lines\s*:\s*(\d+)\s*-\s*(\d+)\s*$")
-_SYMBOL = re.compile(r"^(class|function|variable)\s*:\s*(\S.*?)\s*$")
+LINE_RE = re.compile(r"^line\s*:\s*(\d+)\s*$")
+LINES_RE = re.compile(r"^lines\s*:\s*(\d+)\s*-\s*(\d+)\s*$")
+SYMBOL_RE = re.compile(r"^(class|function|variable)\s*:\s*(\S.*?)\s*$")
 _STAGES = ("file_traj", "related_loc_traj", "edit_loc_traj")
 
 
@@ -76,11 +76,11 @@ def _trajectory(rec: dict[str, Any], path: Path, lineno: int, options: ReadOptio
 
     for f, blocks in _per_file(rec.get("found_related_locs"), files, path, lineno,
                                "found_related_locs"):
-        _parse_blocks(f, blocks, symbols, lines)
+        parse_location_blocks(f, blocks, symbols, lines)
     edit_locs = rec.get("found_edit_locs")
     for sample in _samples(edit_locs):
         for f, blocks in _per_file(sample, files, path, lineno, "found_edit_locs"):
-            _parse_blocks(f, blocks, symbols, lines)
+            parse_location_blocks(f, blocks, symbols, lines)
 
     views: list[View] = [View(f, None, None) for f in _unique(files)]
     for f in sorted(lines):
@@ -152,22 +152,25 @@ def _per_file(value: Any, files: list[str], path: Path, lineno: int, field: str
     return out
 
 
-def _parse_blocks(f: str, blocks: list[str], symbols: list[SymbolRef],
-                  lines: dict[str, set[tuple[int, int]]]) -> None:
+def parse_location_blocks(f: str, blocks: list[str], symbols: list[SymbolRef],
+                          lines: dict[str, set[tuple[int, int]]]) -> None:
+    """Agentless location lines of one file (``line: N``, ``lines: a-b``, ``class: X``,
+    ``function: C.m``, ``variable: v``) into symbol views and line ranges (both adapters of
+    Agentless outputs read them this way under the strict preset)."""
     for block in blocks:
         for raw in block.splitlines():
             s = raw.strip()
             if not s:
                 continue
-            if m := _LINE.match(s):
+            if m := LINE_RE.match(s):
                 n = int(m.group(1))
                 if n >= 1:
                     lines.setdefault(f, set()).add((n, n))
-            elif m := _LINES.match(s):
+            elif m := LINES_RE.match(s):
                 a, b = sorted((int(m.group(1)), int(m.group(2))))
                 if a >= 1:
                     lines.setdefault(f, set()).add((a, b))
-            elif m := _SYMBOL.match(s):
+            elif m := SYMBOL_RE.match(s):
                 symbols.append(SymbolRef(f, m.group(2)))
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import AdapterError
 from ..model import Step, SymbolRef, Trajectory, View
 from . import ReadOptions
+from .agentless import LINE_RE, LINES_RE, parse_location_blocks
 from .contextbench import CbStep, cb_trajectory, is_contextbench, load_json, plain_trajectory
 
 FORMAT = "agentless-traj"
@@ -39,9 +40,6 @@ SUFFIX = "_traj.json"
 _STAGE_KEYS = (b'"3_final_combined_files"', b'"2_embedding_selected_files"',
                b'"1_model_selected_files"', b'"4_related_elements"',
                b'"5_sampled_edit_locs_and_patches"', b'"6_final_selected_patch"')
-_LINE_RE = re.compile(r"^line\s*:\s*(\d+)\s*$")
-_LINES_RE = re.compile(r"^lines\s*:\s*(\d+)\s*-\s*(\d+)\s*$")
-_SYMBOL_RE = re.compile(r"^(class|function|variable)\s*:\s*(\S.*?)\s*$")
 _KINDS = ("function:", "class:", "variable:")
 
 
@@ -108,10 +106,10 @@ def _cb_related_symbols(rel: Any) -> dict[str, list[str]]:
 
 
 def _cb_match(raw: str) -> tuple[int, int] | None:
-    if m := _LINES_RE.match(raw):
+    if m := LINES_RE.match(raw):
         a, b = int(m.group(1)), int(m.group(2))
         return (b, a) if a > b else (a, b)
-    if m := _LINE_RE.match(raw):
+    if m := LINE_RE.match(raw):
         a = int(m.group(1))
         return (a, a)
     return None
@@ -234,25 +232,6 @@ def _blocks(value: Any, path: Path, fld: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _strict_parse(f: str, blocks: list[str], symbols: list[SymbolRef],
-                  lines: dict[str, set[tuple[int, int]]]) -> None:
-    for block in blocks:
-        for raw in block.splitlines():
-            s = raw.strip()
-            if not s:
-                continue
-            if m := _LINE_RE.match(s):
-                n = int(m.group(1))
-                if n >= 1:
-                    lines.setdefault(f, set()).add((n, n))
-            elif m := _LINES_RE.match(s):
-                a, b = sorted((int(m.group(1)), int(m.group(2))))
-                if a >= 1:
-                    lines.setdefault(f, set()).add((a, b))
-            elif m := _SYMBOL_RE.match(s):
-                symbols.append(SymbolRef(f, m.group(2)))
-
-
 def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Trajectory:
     iid = data.get("instance_id")
     if not isinstance(iid, str) or not iid:
@@ -265,7 +244,7 @@ def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Traj
     symbols: list[SymbolRef] = []
     lines: dict[str, set[tuple[int, int]]] = {}
     for f, blocks in _blocks(data.get("4_related_elements"), path, "4_related_elements"):
-        _strict_parse(f, blocks, symbols, lines)
+        parse_location_blocks(f, blocks, symbols, lines)
     samples = data.get("5_sampled_edit_locs_and_patches") or []
     if not isinstance(samples, list):
         raise AdapterError("must be a list of samples", path=str(path),
@@ -276,7 +255,7 @@ def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Traj
                                field=f"5_sampled_edit_locs_and_patches[{k}]")
         for f, blocks in _blocks(sample.get("edit_locs"), path,
                                  f"5_sampled_edit_locs_and_patches[{k}].edit_locs"):
-            _strict_parse(f, blocks, symbols, lines)
+            parse_location_blocks(f, blocks, symbols, lines)
     views: list[View] = [View(f, None, None) for f in dict.fromkeys(files)]
     for f in sorted(lines):
         views.extend(View(f, a, b) for a, b in _merge(sorted(lines[f])))
