@@ -260,7 +260,7 @@ def test_detectors_claim_exactly_their_corpus_inputs() -> None:
 
 
 def test_views_after_an_edit_are_post_edit():
-    from ctxeval.adapters._edits import mark_views_after_edits
+    from ctxeval.adapters._sessions import mark_views_after_edits
     from ctxeval.model import Step, View
 
     steps = [Step(0, views=[View("a.py", 1, 5)]), Step(1, edits=["a.py"]),

@@ -28,7 +28,7 @@ from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
-from ._edits import mark_views_after_edits
+from ._sessions import jsonl_objects, mark_views_after_edits
 
 FORMAT = "claude-code"
 PRIORITY = 30
@@ -135,25 +135,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
-    out = []
-    lines = text.splitlines()
-    for lineno, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            if lineno == len(lines):  # a session still being written: the last line is cut
-                break
-            raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=lineno) from exc
-        if not isinstance(obj, dict):
-            raise AdapterError("a record must be a JSON object", path=str(path), line=lineno)
-        out.append((lineno, obj))
-    return out
+    return jsonl_objects(path)
 
 
 def _observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None

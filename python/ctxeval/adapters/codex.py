@@ -27,7 +27,7 @@ from ..errors import AdapterError
 from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
-from ._edits import mark_views_after_edits
+from ._sessions import jsonl_objects, mark_views_after_edits
 
 FORMAT = "codex"
 PRIORITY = 30
@@ -119,23 +119,8 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
 
 def _items(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
     """``(line, kind, payload)`` for every record, old and new layouts alike."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
     out: list[tuple[int, str, dict[str, Any]]] = []
-    lines = text.splitlines()
-    for lineno, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            if lineno == len(lines):  # a rollout still being written: the last line is cut
-                break
-            raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=lineno) from exc
-        if not isinstance(obj, dict):
-            raise AdapterError("a record must be a JSON object", path=str(path), line=lineno)
+    for lineno, obj in jsonl_objects(path):
         if obj.get("type") in _WRAPPED:
             payload = obj.get("payload")
             if not isinstance(payload, dict):
