@@ -32,6 +32,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ._core import lines_merge_raw
 from .errors import PatchError
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -366,7 +367,7 @@ def contextbench_removed_lines(patch: str) -> dict[str, list[tuple[int, int]]]:
             continue
         for start, end in _cb_removed_runs(lines, idx + 1, int(m.group(1))):
             found.setdefault(current, []).append((start, end))
-    return {f: _merge_ranges(r) for f, r in found.items()}
+    return {f: lines_merge_raw(r) for f, r in found.items()}
 
 
 def _cb_removed_runs(lines: list[str], j: int, old_line: int) -> Iterator[tuple[int, int]]:
@@ -385,13 +386,3 @@ def _cb_removed_runs(lines: list[str], j: int, old_line: int) -> Iterator[tuple[
         j += 1
     if start is not None:
         yield start, old_line - 1
-
-
-def _merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for s, e in sorted(ranges):
-        if out and s <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], e))
-        else:
-            out.append((s, e))
-    return out

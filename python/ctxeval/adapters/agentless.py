@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._core import lines_normalize
 from ..errors import AdapterError
 from ..model import Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
@@ -84,7 +85,7 @@ def _trajectory(rec: dict[str, Any], path: Path, lineno: int, options: ReadOptio
 
     views: list[View] = [View(f, None, None) for f in _unique(files)]
     for f in sorted(lines):
-        views.extend(View(f, a, b) for a, b in _merge(sorted(lines[f])))
+        views.extend(View(f, a, b) for a, b in lines_normalize(sorted(lines[f])))
     symbols = _unique(symbols)
 
     stage_usage = [_usage(rec.get(k)) for k in _STAGES]
@@ -172,17 +173,6 @@ def parse_location_blocks(f: str, blocks: list[str], symbols: list[SymbolRef],
                     lines.setdefault(f, set()).add((a, b))
             elif m := SYMBOL_RE.match(s):
                 symbols.append(SymbolRef(f, m.group(2)))
-
-
-def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Merge overlapping or adjacent ranges (input sorted)."""
-    out: list[tuple[int, int]] = []
-    for a, b in ranges:
-        if out and a <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
 
 
 def _unique(items: list[Any]) -> list[Any]:

@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._core import lines_merge_raw, lines_normalize
 from ..errors import AdapterError
 from ..model import Step, SymbolRef, Trajectory, View
 from . import ReadOptions
@@ -138,16 +139,6 @@ def _cb_edit_loc_lines(loc_lines: list[Any], path: Path, f: str) -> list[tuple[i
     return spans
 
 
-def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
 def _has_line(edit_locs: dict[Any, Any]) -> bool:
     for loc_lines in edit_locs.values():
         if isinstance(loc_lines, list) and any(
@@ -169,7 +160,7 @@ def _cb_spans(data: dict[str, Any], path: Path) -> list[tuple[str, int, int]]:
     for f, loc_lines in chosen["edit_locs"].items():
         if not f or not isinstance(loc_lines, list):
             continue
-        spans.extend((f, a, b) for a, b in _merge(_cb_edit_loc_lines(loc_lines, path, f)))
+        spans.extend((f, a, b) for a, b in lines_merge_raw(_cb_edit_loc_lines(loc_lines, path, f)))
     return spans
 
 
@@ -258,7 +249,7 @@ def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Traj
             parse_location_blocks(f, blocks, symbols, lines)
     views: list[View] = [View(f, None, None) for f in dict.fromkeys(files)]
     for f in sorted(lines):
-        views.extend(View(f, a, b) for a, b in _merge(sorted(lines[f])))
+        views.extend(View(f, a, b) for a, b in lines_normalize(sorted(lines[f])))
     symbols = list(dict.fromkeys(symbols))
     patch = data.get("6_final_selected_patch")
     if patch is not None and not isinstance(patch, str):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .._core import lines_merge_raw
 from ..errors import AdapterError
 from ..model import Step, Trajectory, View
 from . import ReadOptions
@@ -85,17 +86,6 @@ def cb_norm(p: str) -> str:
     return p.lstrip("/") if p.startswith("/") else p
 
 
-def merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted, with overlapping or adjacent ranges joined."""
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
 def cb_ranges(block: str) -> dict[str, list[tuple[int, int]]]:
     """Ranges by normalised file (swapped, merged); files without a range are left out."""
     by_file: dict[str, list[tuple[int, int]]] = {}
@@ -106,7 +96,7 @@ def cb_ranges(block: str) -> dict[str, list[tuple[int, int]]]:
         by_file.setdefault(f, [])
         if rng is not None:
             by_file[f].append((min(rng), max(rng)))
-    return {f: merge(rs) for f, rs in by_file.items() if rs}
+    return {f: lines_merge_raw(rs) for f, rs in by_file.items() if rs}
 
 
 def cb_step(ranges: dict[str, list[tuple[int, int]]]) -> CbStep:
@@ -136,7 +126,7 @@ def _read_cb(path: Path, step_blocks: list[str], agg_blocks: list[str],
         for s in steps:
             for f, a, b in s.spans:
                 union.setdefault(f, []).append((a, b))
-        final_ranges = {f: merge(rs) for f, rs in union.items()}
+        final_ranges = {f: lines_merge_raw(rs) for f, rs in union.items()}
     if not steps and not final_ranges:
         raise AdapterError("no Prometheus context blocks (BEGIN CONTEXT / BEGIN AGGREGATED "
                            "CONTEXT) with line ranges; the reference raises 'Unsupported .log "

@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._core import lines_merge_raw
 from ..errors import AdapterError, Problem
 from ..model import Step, Trajectory, Usage
 from . import ReadOptions
@@ -383,13 +384,7 @@ def _cb_final(steps: list[CbStep]) -> CbStep:
             by_file.setdefault(f, []).append((a, b))
     spans: list[tuple[str, int, int]] = []
     for f, ranges in by_file.items():
-        merged: list[tuple[int, int]] = []
-        for a, b in sorted(ranges):
-            if merged and a <= merged[-1][1] + 1:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-            else:
-                merged.append((a, b))
-        spans.extend((f, a, b) for a, b in merged)
+        spans.extend((f, a, b) for a, b in lines_merge_raw(ranges))
     return CbStep(sorted({f for s in steps for f in s.files}), spans)
 
 

@@ -445,6 +445,13 @@ set_op!(
     half_open
 );
 
+/// Merge inclusive line pairs as the ContextBench reference does: sorted, overlapping or
+/// adjacent pairs joined, reversed pairs kept as given (for the `contextbench` preset).
+#[pyfunction]
+fn lines_merge_raw(ranges: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    core::rawlines::merge(&ranges)
+}
+
 /// Number of distinct lines covered by inclusive line ranges.
 #[pyfunction]
 fn lines_measure(ranges: Pairs<u32>) -> u64 {
@@ -476,6 +483,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lines_intersection, m)?)?;
     m.add_function(wrap_pyfunction!(lines_difference, m)?)?;
     m.add_function(wrap_pyfunction!(lines_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(lines_merge_raw, m)?)?;
     m.add_function(wrap_pyfunction!(bytes_normalize, m)?)?;
     m.add_function(wrap_pyfunction!(bytes_union, m)?)?;
     m.add_function(wrap_pyfunction!(bytes_intersection, m)?)?;
