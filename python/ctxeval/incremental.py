@@ -34,10 +34,9 @@ from .symbols import (
     _build,
     _collect,
     _load,
-    _local_name,
     _parser,
     _query_sections,
-    heuristic_name,
+    make_definition,
 )
 
 
@@ -415,21 +414,7 @@ def _assemble(entries: list[tuple[int, int, int, int, Any, Any]], preset: str
                                    d.start_byte, d.end_byte)
             out.append(d)
             continue
-        node = item
-        kind = node.type
-        scope, name = _local_name(node, kind)
-        if name:
-            qualified = ".".join([*scope, name]) if scope else name
-            if stack:
-                qualified = stack[-1][1] + "." + qualified
-            stack.append((end, qualified))
-        else:
-            qualified = ""
-        start_row = node.start_point[0]
-        end_row, end_col = node.end_point
-        out.append(Definition(
-            kind, heuristic_name(node) if heuristic else name, qualified, start_row + 1,
-            end_row if end_col == 0 and end_row > start_row else end_row + 1, start, end))
+        out.append(make_definition(item, start, end, stack, heuristic))
     if nested_at_start:
         out.sort(key=lambda d: (d.start_byte, d.end_byte))
     return out

@@ -393,6 +393,28 @@ def _local_name(node: Node, kind: str) -> tuple[list[str], str]:
     return scope, name
 
 
+def make_definition(node: Node, start: int, end: int, stack: list[tuple[int, str]],
+                    heuristic: bool) -> Definition:
+    """The definition of ``node`` (bytes ``start``-``end``), qualified through the enclosing
+    definitions on ``stack``, which it joins when it is named. An anonymous definition has no
+    qualified name; what it contains is qualified through its named ancestors."""
+    kind = node.type
+    scope, name = _local_name(node, kind)
+    if name:
+        qualified = ".".join([*scope, name]) if scope else name
+        if stack:
+            qualified = stack[-1][1] + "." + qualified
+        stack.append((end, qualified))
+    else:
+        qualified = ""
+    start_row = node.start_point[0]
+    end_row, end_col = node.end_point
+    return Definition(kind, heuristic_name(node) if heuristic else name, qualified,
+                      start_row + 1,
+                      end_row if end_col == 0 and end_row > start_row else end_row + 1,
+                      start, end)
+
+
 def _build(nodes: list[Node], preset: str) -> list[Definition]:
     """Definitions with qualified names from the nesting of the matched nodes.
 
@@ -421,28 +443,7 @@ def _build(nodes: list[Node], preset: str) -> list[Definition]:
             prev_start, prev_end, same_range = start, end, [node.id]
         while stack and (start >= stack[-1][0] or end > stack[-1][0]):
             stack.pop()  # sorted by start, so an open scope contains us iff we end inside it
-        kind = node.type
-        scope, name = _local_name(node, kind)
-        if name:
-            qualified = ".".join([*scope, name]) if scope else name
-            if stack:
-                qualified = stack[-1][1] + "." + qualified
-            stack.append((end, qualified))
-        else:
-            # An anonymous definition has no qualified name; what it contains is qualified
-            # through its named ancestors.
-            qualified = ""
-        start_row = node.start_point[0]
-        end_row, end_col = node.end_point
-        out.append(Definition(
-            kind,
-            heuristic_name(node) if heuristic else name,
-            qualified,
-            start_row + 1,
-            end_row if end_col == 0 and end_row > start_row else end_row + 1,
-            start,
-            end,
-        ))
+        out.append(make_definition(node, start, end, stack, heuristic))
     if nested_at_start:
         out.sort(key=_def_key)
     return out
