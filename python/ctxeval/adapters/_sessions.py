@@ -52,3 +52,18 @@ def mark_views_after_edits(steps: list[Step]) -> list[Step]:
                           for v in step.views]
         edited.update(step.edits)
     return steps
+
+
+def relative_to_cwd(p: str | None, cwd: str | None) -> str | None:
+    """``p`` relative to the session's ``cwd`` when it lies under it; else as written."""
+    if not p:
+        return None
+    if cwd:
+        base = cwd.rstrip("/") + "/"
+        if p.startswith(base):
+            return p[len(base):]
+    return p
+
+
+def nonempty_str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None

@@ -29,6 +29,8 @@ from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import jsonl_objects, mark_views_after_edits
+from ._sessions import nonempty_str as _str
+from ._sessions import relative_to_cwd as _rel
 
 FORMAT = "claude-code"
 PRIORITY = 30
@@ -219,21 +221,6 @@ def _usage(u: Any) -> Usage | None:
     nums = [v for v in ins if isinstance(v, int) and not isinstance(v, bool)]
     return Usage.from_json({"input_tokens": sum(nums) if nums else None,
                             "output_tokens": u.get("output_tokens")})
-
-
-def _rel(p: str | None, cwd: str | None) -> str | None:
-    """``p`` relative to the session's ``cwd`` when it lies under it; else as written."""
-    if not p:
-        return None
-    if cwd:
-        base = cwd.rstrip("/") + "/"
-        if p.startswith(base):
-            return p[len(base):]
-    return p
-
-
-def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) and v else None
 
 
 def _action(name: str, inp: dict[str, Any]) -> str:

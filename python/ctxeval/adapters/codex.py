@@ -28,6 +28,8 @@ from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import jsonl_objects, mark_views_after_edits
+from ._sessions import nonempty_str as _str
+from ._sessions import relative_to_cwd as _rel
 
 FORMAT = "codex"
 PRIORITY = 30
@@ -243,15 +245,3 @@ def _usage(u: Any) -> Usage | None:
         return None
     return Usage.from_json({"input_tokens": u.get("input_tokens"),
                             "output_tokens": u.get("output_tokens")})
-
-
-def _rel(p: str, cwd: str | None) -> str:
-    if cwd:
-        base = cwd.rstrip("/") + "/"
-        if p.startswith(base):
-            return p[len(base):]
-    return p
-
-
-def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) and v else None
