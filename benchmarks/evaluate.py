@@ -14,7 +14,7 @@ then times evaluations, each in a fresh process (all runs, rows written to a fil
 * ``warm``: the disk cache filled by an earlier evaluation (a re-evaluation);
 * ``2 workers``: two processes, instances sharded by repository (the process-pool design
   proposed for the per-instance prepare step), cold and warm; and ``-j 2`` of the current
-  single-process evaluator, whose ``--jobs`` only parallelises the native scoring.
+  evaluator (worker processes, each repository's work routed to one of them).
 
 It prints rows (instance x run) per second and the ratios: cold / parse floor (target <= 1.3),
 2 workers / 1 worker (target >= 1.7). When ``ctxeval evaluate`` has ``--cache-dir``,
