@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from .linesets import line_runs
 from .model import View
 
 __all__ = ["ShellReading", "read_shell", "split_commands"]
@@ -1221,16 +1222,7 @@ def _plan_end(plan: _Plan, lines: list[str], cursor: int, nxt: _Plan) -> int:
 
 
 def _ranges(file: str, numbers: list[int], post_edit: bool) -> list[View]:
-    out: list[View] = []
-    for n in sorted(set(numbers)):
-        if n < 1:
-            continue
-        if out and out[-1].file == file and out[-1].end_line == n - 1:
-            last = out[-1]
-            out[-1] = View(file, last.start_line, n, post_edit)
-        else:
-            out.append(View(file, n, n, post_edit))
-    return out
+    return [View(file, a, b, post_edit) for a, b in line_runs(numbers)]
 
 
 def _plan_views(plan: _Plan, ok: bool) -> list[View]:

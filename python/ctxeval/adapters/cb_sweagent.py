@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AdapterError
+from ..linesets import line_runs
 from ..model import Step, Trajectory, View
 from . import ReadOptions
 from .contextbench import (
@@ -179,19 +180,8 @@ def observed_views(action: str, observation: str, edited: set[str]) -> list[View
                 seen.setdefault(current, set()).add(int(n.group(1)))
     views: list[View] = []
     for (f, post_edit), numbers in seen.items():
-        views.extend(View(f, a, b, post_edit) for a, b in runs(numbers))
+        views.extend(View(f, a, b, post_edit) for a, b in line_runs(numbers))
     return views
-
-
-def runs(numbers: set[int]) -> list[tuple[int, int]]:
-    """Sorted positive numbers as maximal contiguous (start, end) runs."""
-    out: list[tuple[int, int]] = []
-    for n in sorted(x for x in numbers if x > 0):
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
 
 
 def _read_strict(path: Path, recs: list[tuple[int, dict[str, Any]]],

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AdapterError
+from ..linesets import line_runs
 from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
@@ -169,7 +170,7 @@ def _observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: st
 def _numbered(f: str, text: str) -> list[View]:
     nums = sorted({int(m.group(1)) for line in text.splitlines()
                    if (m := _NUMBERED.match(line)) and int(m.group(1)) >= 1})
-    return [View(f, a, b) for a, b in _runs(nums)]
+    return [View(f, a, b) for a, b in line_runs(nums)]
 
 
 def _grep_views(inp: dict[str, Any], text: str, cwd: str | None) -> list[View]:
@@ -190,18 +191,8 @@ def _grep_views(inp: dict[str, Any], text: str, cwd: str | None) -> list[View]:
     views = []
     for f, nums in hits.items():
         rel = _rel(f, cwd) or f
-        views.extend(View(rel, a, b) for a, b in _runs(sorted(n for n in nums if n >= 1)))
+        views.extend(View(rel, a, b) for a, b in line_runs(sorted(n for n in nums if n >= 1)))
     return views
-
-
-def _runs(nums: list[int]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for n in nums:
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
 
 
 def _result_text(content: Any) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AdapterError
+from ..linesets import line_runs
 from ..model import Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
 
@@ -335,19 +336,9 @@ def numbered_views(text: str) -> list[View]:
         i += 1
     views: list[View] = []
     for f, nums in seen.items():
-        for a, b in _runs(sorted(set(n for n in nums if n >= 1))):
+        for a, b in line_runs(sorted(set(n for n in nums if n >= 1))):
             views.append(View(f, a, b))
     return views
-
-
-def _runs(nums: list[int]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for n in nums:
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
 
 
 # -- helpers ----------------------------------------------------------------------------------

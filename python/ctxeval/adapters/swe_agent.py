@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AdapterError
+from ..linesets import line_runs
 from ..model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
@@ -54,13 +55,7 @@ def split_lines(text: str) -> list[str]:
 
 def ranges_of(numbers: Iterable[int]) -> list[tuple[int, int]]:
     """Sorted, merged inclusive ranges of the given line numbers."""
-    out: list[tuple[int, int]] = []
-    for n in sorted(set(numbers)):
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
+    return line_runs(numbers)
 
 
 def numbered_run(lines: Sequence[str], start: int, pattern: re.Pattern[str],

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..errors import PatchError
+from ..linesets import line_runs
 from ..model import GoldInstance, View
 from ..patches import edit_locations
 from .common import BAD, WARN, RowCtx, opt_str
@@ -28,17 +29,6 @@ def is_swebench(rec: dict[str, Any]) -> bool:
     return "patch" in rec and ("instance_id" in rec or "repo" in rec)
 
 
-def ranges(lines: list[int]) -> list[tuple[int, int]]:
-    """Sorted distinct line numbers as inclusive ranges of consecutive lines."""
-    out: list[tuple[int, int]] = []
-    for n in sorted(set(lines)):
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
-
-
 def patch_views(patch: str, *, origin: str | None = None) -> list[View]:
     """The patch's edit locations as views, consecutive lines merged. A file without base
     lines (created, binary, mode-only) is a file-only view: it counts at file level only."""
@@ -46,7 +36,7 @@ def patch_views(patch: str, *, origin: str | None = None) -> list[View]:
     for path, fe in edit_locations(patch, origin=origin).files.items():
         if not fe.lines:
             views.append(View(path, None, None))
-        views += [View(path, s, e) for s, e in ranges(list(fe.lines))]
+        views += [View(path, s, e) for s, e in line_runs(list(fe.lines))]
     return views
 
 
