@@ -353,3 +353,10 @@ def test_a_bad_record_among_good_ones_is_reported_and_skipped(tmp_path):
     assert len(summary.unreadable) == 1
     p = summary.unreadable[0]
     assert (p.line, p.field) == (2, "instance_id")
+
+
+def test_text_overlap_under_the_contextbench_preset(tmp_path):
+    code, rows = evaluate(tmp_path, "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--text",
+                          "--preset", "contextbench")
+    assert code == 0 and [r["status"] for r in rows] == ["ok", "ok"]
+    assert rows[1]["text"]["context_token_precision"] == 1.0

@@ -70,6 +70,36 @@ class Notes:
     paths: list[str] = field(default_factory=list)
 
 
+def unique_definitions(defs: list[Definition]) -> list[Definition]:
+    """One definition per (kind, start byte, end byte): a definition's identity (spec
+    ``metrics.md``), while the engine counts list entries."""
+    seen: set[tuple[str, int, int]] = set()
+    out = []
+    for d in defs:
+        key = (d.kind, d.start_byte, d.end_byte)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def indexed_file(snap: RepoSnapshot, symbols: SymbolExtractor, cache: LruCache | dict,
+                 path: str, preset: str, lang_path: str | None = None) -> tuple[Any, list]:
+    """Line index and definitions of a repo file, cached by blob id and extension (the same
+    bytes under another extension parse as another language). ``lang_path`` names the file
+    for the language when it differs from ``path``."""
+    name = (lang_path or path).rsplit("/", 1)[-1]
+    blob = snap.blob_id(path) or f"path:{path}"
+    key = (blob, name.rsplit(".", 1)[-1].lower() if "." in name else "")
+    cached = cache.get(key)
+    if cached is None:
+        data = snap.read(path) or b""
+        defs = unique_definitions(symbols.get(blob, data, lang_path or path, preset) or [])
+        cached = (_core.LineIndex(data), defs)
+        cache[key] = cached
+    return cached
+
+
 class FileTable:
     """Dense file ids for one instance, with each existing file's line index and definitions.
 
@@ -78,7 +108,7 @@ class FileTable:
     """
 
     def __init__(self, snap: RepoSnapshot, symbols: SymbolExtractor, preset: str,
-                 index_cache: LruCache) -> None:
+                 index_cache: LruCache | dict) -> None:
         self.snap = snap
         self.symbols = symbols
         self.preset = preset
@@ -86,27 +116,22 @@ class FileTable:
         self.files: list[_File] = []
         self.ids: dict[str, int] = {}
 
+    def _add(self, key: str, path: str | None) -> int:
+        """A new id for ``key``, naming the repo file ``path`` (None: no file)."""
+        entry = _File(path or key, exists=path is not None and self.snap.exists(path))
+        if entry.exists:
+            assert path is not None
+            entry.index, entry.defs = indexed_file(self.snap, self.symbols, self.index_cache,
+                                                   path, self.preset, lang_path=key)
+        fid = len(self.files)
+        self.files.append(entry)
+        self.ids[key] = fid
+        return fid
+
     def id(self, path: str) -> int:
         """The id of a repo-relative path (created on first use; absent files get no index)."""
         fid = self.ids.get(path)
-        if fid is not None:
-            return fid
-        entry = _File(path, exists=self.snap.exists(path))
-        if entry.exists:
-            blob = self.snap.blob_id(path) or f"path:{path}"
-            # The same bytes under another extension parse as another language.
-            key = (blob, path.rsplit(".", 1)[-1] if "." in path else "")
-            cached = self.index_cache.get(key)
-            if cached is None:
-                data = self.snap.read(path) or b""
-                defs = self.symbols.get(blob, data, path, self.preset) or []
-                cached = (_core.LineIndex(data), defs)
-                self.index_cache[key] = cached
-            entry.index, entry.defs = cached
-        fid = len(self.files)
-        self.files.append(entry)
-        self.ids[path] = fid
-        return fid
+        return fid if fid is not None else self._add(path, path)
 
     def exists(self, fid: int) -> bool:
         return self.files[fid].exists

@@ -21,27 +21,17 @@ where it decides *what* is counted; the arithmetic itself stays in the native en
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any
 
-from . import _core
 from .errors import InstanceError
 from .gold.contextbench import contextbench_normalize_path
 from .model import GoldInstance, SymbolRef, Trajectory, View
 from .patches import contextbench_removed_lines
-from .prepare import FINAL_POLICIES, FinalPolicy, LruCache, Notes
+from .prepare import FINAL_POLICIES, FileTable, FinalPolicy, LruCache, Notes
 from .repo import RepoSnapshot
-from .symbols import Definition, SymbolExtractor, resolve_name
+from .symbols import SymbolExtractor, resolve_name
 
 LineTuple = tuple[int, int, int | None]
-
-
-@dataclass(slots=True)
-class _File:
-    key: str
-    exists: bool
-    index: Any = None
-    defs: list[Definition] = field(default_factory=list)
 
 
 def repo_path(path: str) -> str | None:
@@ -56,30 +46,13 @@ def repo_path(path: str) -> str | None:
     return norm
 
 
-def _unique_defs(defs: list[Definition]) -> list[Definition]:
-    """One definition per (kind, start byte, end byte): the reference's symbols are a set of
-    ``(file, kind, start, end)``, and the engine counts list entries."""
-    seen: set[tuple[str, int, int]] = set()
-    out = []
-    for d in defs:
-        key = (d.kind, d.start_byte, d.end_byte)
-        if key not in seen:
-            seen.add(key)
-            out.append(d)
-    return out
-
-
-class CbFileTable:
-    """Dense file ids keyed by the reference's path *strings*, each with its line index and
-    definitions (cached across instances by blob id and extension)."""
+class CbFileTable(FileTable):
+    """Dense file ids keyed by the reference's path *strings*, each naming the repo file the
+    reference would open (or none)."""
 
     def __init__(self, snap: RepoSnapshot, symbols: SymbolExtractor,
                  cache: dict[tuple[str, str], Any] | LruCache) -> None:
-        self.snap = snap
-        self.symbols = symbols
-        self.cache = cache
-        self.files: list[_File] = []
-        self.ids: dict[str, int] = {}
+        super().__init__(snap, symbols, "contextbench", cache)
 
     def is_file(self, key: str) -> bool:
         """The reference's ``_is_repo_file`` (which strips the candidate before looking)."""
@@ -88,31 +61,7 @@ class CbFileTable:
 
     def id(self, key: str) -> int:
         fid = self.ids.get(key)
-        if fid is not None:
-            return fid
-        real = repo_path(key)
-        entry = _File(key, exists=real is not None and self.snap.exists(real))
-        if entry.exists:
-            assert real is not None
-            blob = self.snap.blob_id(real) or f"path:{real}"
-            ext = key.rsplit(".", 1)[-1].lower() if "." in key.rsplit("/", 1)[-1] else ""
-            cached = self.cache.get((blob, ext))
-            if cached is None:
-                data = self.snap.read(real) or b""
-                defs = _unique_defs(self.symbols.get(blob, data, key, "contextbench") or [])
-                cached = (_core.LineIndex(data), defs)
-                self.cache[(blob, ext)] = cached
-            entry.index, entry.defs = cached
-        fid = len(self.files)
-        self.files.append(entry)
-        self.ids[key] = fid
-        return fid
-
-    def to_core(self) -> list[dict[str, Any]]:
-        return [
-            {"index": f.index, "symbols": [(d.start_byte, d.end_byte) for d in f.defs]}
-            for f in self.files
-        ]
+        return fid if fid is not None else self._add(key, repo_path(key))
 
 
 def resolve_repo_relpath(table: CbFileTable, path: Any) -> str | None:
@@ -277,6 +226,7 @@ class ContextBenchPreparer:
         else:
             notes.final_source = "declared"
 
+        notes.paths = [f.path for f in table.files]
         inst = {
             "files": [],
             "gold": gold_set,
