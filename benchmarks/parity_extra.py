@@ -13,7 +13,7 @@ evaluator is run once per trajectory file of ``fixtures/parity/index.json``, as 
 suite was (``python -m contextbench.evaluate --gold … --pred … --cache … --out …``). Every line
 it writes is stored in ``fixtures/parity/expected/results.jsonl`` with ``pred_file`` and
 ``out_line`` added; a run that raises gives a ``reference_crash`` row. The reference's names
-of the definitions of every C and C++ file (its ``extract_named_defs``) are stored in
+of the definitions of every source file of the cases (its ``extract_named_defs``) are stored in
 ``fixtures/parity/expected/named_defs.json``.
 """
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-# The reference's own extractor, called in its environment on each C/C++ file of the cases:
+# The reference's own extractor, called in its environment on each source file of the cases:
 # (kind, name, start byte, end byte) of every definition it can name.
 _NAMES_PROGRAM = """
 import json, sys
@@ -126,13 +126,13 @@ from contextbench.extractors.treesitter import extract_named_defs
 print(json.dumps({rel: [list(d) for d in extract_named_defs(path)]
                   for rel, path in json.loads(sys.argv[1]).items()}))
 """
-_C_FAMILY = (".c", ".h", ".cpp", ".cc", ".hpp")
+_SOURCE = (".c", ".h", ".cpp", ".cc", ".hpp", ".py", ".java", ".go", ".rs", ".ts", ".js")
 
 
 def reference_names(python: str, env: dict[str, str]) -> dict[str, Any]:
-    """What the reference names each definition of the cases' C and C++ files."""
+    """What the reference names each definition of the cases' source files."""
     files = {f"{p.relative_to(CASES / 'repos').as_posix()}": str(p)
-             for p in sorted((CASES / "repos").rglob("*")) if p.suffix in _C_FAMILY}
+             for p in sorted((CASES / "repos").rglob("*")) if p.suffix in _SOURCE}
     proc = subprocess.run([python, "-c", _NAMES_PROGRAM, json.dumps(files)], env=env,
                           check=True, capture_output=True, text=True)
     return json.loads(proc.stdout)

@@ -496,13 +496,20 @@ GRAMMAR_ONLY = {"toy__shapes@c0ffee0000000000000000000000000000000001/src/stats.
                 {("function_definition", "value", 299, 334)}}
 
 
-def test_cpp_and_c_definition_names_match_reference() -> None:
-    """ContextBench's name for every C/C++ definition (its ``extract_named_defs``, run by
-    benchmarks/parity_extra.py): declarators of every shape, methods inside classes in
-    headers named after their first plain identifier (``scale(double factor)`` is ``factor``),
-    destructors and constructors after the class, operators after their parameter."""
+def test_definition_names_match_reference() -> None:
+    """ContextBench's name for every definition of the cases' source files (its
+    ``extract_named_defs``, run by benchmarks/parity_extra.py). C/C++: declarators of every
+    shape, methods inside classes in headers named after their first plain identifier
+    (``scale(double factor)`` is ``factor``), destructors and constructors after the class,
+    operators after their parameter. The other languages (``toy__polyglot``): decorated Python
+    definitions start at ``def`` and ``@overload`` stubs are definitions of their own; Java
+    overloads, constructors, classes nested two deep and interface methods; a grouped Go
+    ``type (…)`` named after its first field, generic functions; Rust impl blocks named after
+    their first method; TypeScript overload signatures and abstract classes are not
+    definitions, a class expression's methods are; JavaScript arrow functions named after
+    their first parameter."""
     expected = json.loads((EXTRA / "expected" / "named_defs.json").read_text())
-    assert len(expected) == 4
+    assert len(expected) == 13
     for rel, rows in expected.items():
         data = (EXTRA / "repos" / rel).read_bytes()
         ours = {(d.kind, d.name, d.start_byte, d.end_byte)
