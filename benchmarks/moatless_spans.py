@@ -2,13 +2,15 @@
 
 Usage (never in CI; a separate environment with Moatless's pinned parser dependencies)::
 
-    python -m venv /tmp/moat-venv
-    /tmp/moat-venv/bin/pip install --no-deps moatless==0.0.1
-    /tmp/moat-venv/bin/pip install tree-sitter==0.22.3 tree-sitter-python==0.21.0 \\
+    python3.11 -m venv $MV
+    $MV/bin/pip install --no-deps moatless==0.0.1
+    $MV/bin/pip install tree-sitter==0.22.3 tree-sitter-python==0.21.0 \\
         tree-sitter-java==0.21.0 networkx==3.3 pydantic llama-index-core==0.10.45 bpe-openai
-    /tmp/moat-venv/bin/pip install --no-deps --target /tmp/moat002 moatless==0.0.2
-    /tmp/moat-venv/bin/python benchmarks/moatless_spans.py --site-0.0.1 \\
-        /tmp/moat-venv/lib/python3.11/site-packages --site-0.0.2 /tmp/moat002
+    $MV/bin/pip install --no-deps --target $M2 moatless==0.0.2
+    $MV/bin/python benchmarks/moatless_spans.py --python $MV/bin/python \\
+        --site-0.0.1 $MV/lib/python3.11/site-packages --site-0.0.2 $M2
+
+(``$MV``: a scratch venv, ``$M2``: a scratch directory.)
 
 For each release and each ``fixtures/moatless/*.py`` file it writes, to
 ``fixtures/moatless/expected.json``: every span (id, tokens) as Moatless's ``PythonParser``

