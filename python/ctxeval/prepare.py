@@ -16,6 +16,7 @@ from typing import Any, Literal
 from . import _core
 from .errors import PatchError
 from .extraction import SymbolExtractor
+from .moatless_spans import IMPORT_SPANS, parse_spans, shown_lines
 from .model import GoldInstance, SymbolRef, Trajectory, View
 from .patches import EditLocations, edit_locations
 from .paths import normalise_path
@@ -104,6 +105,41 @@ def indexed_file(snap: RepoSnapshot, symbols: SymbolExtractor, cache: LruCache |
         cached = (_core.LineIndex(data), defs)
         cache[key] = cached
     return cached
+
+
+@dataclass(slots=True)
+class MoatlessShown:
+    """What Moatless 0.0.x showed of one file for a set of its span ids."""
+
+    lines: list[tuple[int, int]]
+    #: dotted names of the classes and functions the spans start (credited as signatures:
+    #: their header is always printed)
+    names: list[str]
+    unknown: list[str]
+
+
+def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
+                   refs: list[SymbolRef]) -> MoatlessShown | None:
+    """Moatless's rendering of ``refs`` (span ids of one file, one release) in the file at
+    the snapshot's commit; None when it is not a Python file that can be read (Moatless 0.0.x
+    cut only Python; the refs then resolve by name)."""
+    if not path.endswith(".py") or not refs:
+        return None
+    version = refs[0].moatless or "0.0.1"
+    key = ("moatless", snap.blob_id(path) or f"path:{path}", version)
+    table = cache.get(key)
+    if table is None:
+        data = snap.read(path)
+        if data is None:
+            return None
+        table = parse_spans(data, version)
+        cache[key] = table
+    selected: dict[str, int | None] = {}
+    for r in refs:
+        selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
+    names = [n for r in refs if (n := table.definition_name(r.name))]
+    unknown = [r.name for r in refs if r.name != IMPORT_SPANS and r.name not in table.spans]
+    return MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)), unknown)
 
 
 class FileTable:
@@ -248,13 +284,37 @@ class Preparer(PreparerBase):
                 else:
                     lines.append(_line_tuple(fid, pv))
         out = {"lines": lines, "files": files, "symbols": symbols}
+        moatless: dict[str, list[SymbolRef]] = {}
         for s in syms:
             path = table.snap.resolve(s.file)
             if path is None:
                 notes.unresolved_paths.append(s.file)
                 continue
+            if s.moatless:
+                moatless.setdefault(path, []).append(s)
+                continue
             table.symbol_refs.append((out, table.id(path), [s.name], s.signature))
+        for path, refs in moatless.items():
+            self._moatless_refs(table, out, path, refs, notes)
         return out
+
+    def _moatless_refs(self, table: FileTable, out: dict[str, Any], path: str,
+                       refs: list[SymbolRef], notes: Notes) -> None:
+        """Moatless 0.0.x span ids: the lines its renderer printed, the file (its path heads
+        the printed block), and the definitions the spans start, by their signature."""
+        fid = table.id(path)
+        shown = moatless_shown(table.snap, self.index_cache, path, refs) \
+            if table.exists(fid) else None
+        if shown is None:
+            for r in refs:
+                if r.name != IMPORT_SPANS:
+                    table.symbol_refs.append((out, fid, [r.name], r.signature))
+            return
+        out["files"].append(fid)
+        out["lines"].extend((fid, a, b) for a, b in shown.lines)
+        notes.unresolved_symbols.extend(f"{path}:{n}" for n in shown.unknown)
+        for name in shown.names:
+            table.symbol_refs.append((out, fid, [name], True))
 
     def _resolve_symbols(self, table: FileTable, notes: Notes) -> None:
         """A name credits every definition it resolves to, and that definition's lines."""

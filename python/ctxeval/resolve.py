@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .extraction import SymbolExtractor
+from .moatless_spans import IMPORT_SPANS
 from .model import Step, SymbolRef, Trajectory, View
 from .placing import file_lines, place_view
-from .prepare import LruCache
+from .prepare import LruCache, moatless_shown
 from .repo import RepoSnapshot
 from .symbols import Definition, resolve_name
 
@@ -93,7 +94,21 @@ class TrajectoryResolver:
                  ) -> tuple[list[View], list[SymbolRef]]:
         views: list[View] = []
         kept: list[SymbolRef] = []
+        moatless: dict[str, list[SymbolRef]] = {}
         for ref in refs:
+            path = self.snap.resolve(ref.file) if ref.moatless else None
+            if path is not None:
+                moatless.setdefault(path, []).append(ref)
+        for path, group in moatless.items():
+            shown = moatless_shown(self.snap, self.lines_cache, path, group)
+            if shown is None:
+                continue
+            views.extend(View(path, a, b) for a, b in shown.lines)
+            res.unresolved_symbols.extend(f"{path}:{n}" for n in shown.unknown)
+            refs = [r for r in refs if r not in group]
+        for ref in refs:
+            if ref.name == IMPORT_SPANS:
+                continue
             path, defs = resolve_symbol(self.snap, self.symbols, ref, self.preset)
             if path is None:
                 res.unresolved_paths.append(ref.file)

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import AdapterError
 from ..linesets import line_runs
+from ..moatless_spans import IMPORT_SPANS
 from ..model import Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
 from .swe_agent import CATN_HEADER, EditTracker, hunks_from_diff
@@ -114,9 +115,11 @@ def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
         out = a.get("output") if isinstance(a.get("output"), dict) else {}
         step = Step(index=k, tool=name, action=_action(name, inp), usage=usage)
         if name == "search":
-            step.symbols = _spans(out.get("file_context"), "spans")
+            step.symbols = _spans(out.get("file_context"), "spans", "0.0.1")
         elif name == "identify":
-            declared = (declared or []) + _spans(inp.get("files_with_spans"), "span_ids")
+            found = _spans(inp.get("files_with_spans"), "span_ids", "0.0.1")
+            declared = (declared or []) + found
+            step.symbols = _shown_after_identify(found)
         elif name == "request_for_change":
             f, span = _str(inp.get("file_path")), _str(inp.get("span_id"))
             nxt = flat[k + 1][0] if k + 1 < len(flat) else {}
@@ -125,7 +128,7 @@ def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
             if f and lines:
                 step.views = [View(f, *lines)]
             elif f and span and out.get("response"):
-                step.symbols = [SymbolRef(f, span)]
+                step.symbols = [SymbolRef(f, span, moatless="0.0.1")]
         elif name == "search_replace":
             f = _str(inp.get("file_path"))
             if f and (out.get("updated") or out.get("diff")) and not out.get("error"):
@@ -196,7 +199,9 @@ def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
             if tname == "SearchCode":
                 step.symbols = _ranked(out.get("ranked_spans"))
             elif tname == "IdentifyCode":
-                declared = (declared or []) + _spans(act.get("identified_spans"), "span_ids")
+                found = _spans(act.get("identified_spans"), "span_ids", "0.0.2")
+                declared = (declared or []) + found
+                step.symbols = _shown_after_identify(found)
             elif tname in ("PlanToCode", "ClarifyCodeChange"):
                 f = _str(out.get("file_path")) or _str(act.get("file_path")) \
                     or _str(state.get("file_path"))
@@ -208,7 +213,7 @@ def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
                     if edits.edited(edits.key(f, None)):  # a span of the edited file
                         step.views = [View(f, None, None, post_edit=True)]
                     else:
-                        step.symbols = [SymbolRef(f, out["span_id"])]
+                        step.symbols = [SymbolRef(f, out["span_id"], moatless="0.0.2")]
                     planned = f
             elif tname == "EditCode":
                 f = _str(state.get("file_path")) or planned
@@ -409,21 +414,33 @@ def _action(name: str, args: dict[str, Any]) -> str:
         return name
 
 
-def _spans(value: Any, key: str) -> list[SymbolRef]:
-    """``[{file_path, spans|span_ids: [...]}]`` -> symbol refs."""
+def _spans(value: Any, key: str, release: str) -> list[SymbolRef]:
+    """``[{file_path, spans|span_ids: [...]}]`` -> Moatless span refs; a span given as
+    ``{span_id, tokens}`` (0.0.1 search results) was shown within that many tokens."""
     out: list[SymbolRef] = []
     for f in value if isinstance(value, list) else []:
         if not isinstance(f, dict) or not _str(f.get("file_path")):
             continue
         for s in f.get(key) or []:
             sid = s.get("span_id") if isinstance(s, dict) else s
+            budget = s.get("tokens") if isinstance(s, dict) else None
+            if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
+                budget = None
             if _str(sid):
-                out.append(SymbolRef(f["file_path"], sid))
+                out.append(SymbolRef(f["file_path"], sid, moatless=release, budget=budget))
     return _dedup(out)
 
 
+def _shown_after_identify(found: list[SymbolRef]) -> list[SymbolRef]:
+    """What the next prompt shows after an identify: the identified spans and, per file, the
+    spans Moatless adds to them (imports; from 0.0.2 the classes' initiation spans)."""
+    extra = [SymbolRef(r.file, IMPORT_SPANS, moatless=r.moatless) for r in found]
+    return _dedup([*found, *extra])
+
+
 def _ranked(value: Any) -> list[SymbolRef]:
-    out = [SymbolRef(s["file_path"], s["span_id"])
+    """0.0.2 search results (their ``tokens`` is the span's size, not a budget)."""
+    out = [SymbolRef(s["file_path"], s["span_id"], moatless="0.0.2")
            for s in (value if isinstance(value, list) else [])
            if isinstance(s, dict) and _str(s.get("file_path")) and _str(s.get("span_id"))]
     return _dedup(out)
