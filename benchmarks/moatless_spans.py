@@ -42,7 +42,6 @@ SELECTIONS: list[dict[str, int | None]] = [
     {"Invoice.add": None}, {"Invoice.add_3": None}, {"Invoice:5": None}, {"parse": None},
     {"parse": 15}, {"Invoice.total": None, "imports": None, "Invoice.Line.describe": None},
     {"Invoice": 30, "parse": None}, {"Invoice.add_3": 10, "impl:5": None, "docstring": 40},
-    {"Invoice.total": None, "<imports>": None}, {"Invoice": None, "<imports>": None},
     # the Moatless 0.0.1 run of psf__requests-2317 in ../shared/corpus: its search (the span
     # within 4000 tokens) and what its coding loop showed after identify
     {"Session.request": 4000}, {"Session.request": None, "<imports>": None},

