@@ -2,8 +2,8 @@
 
 The native core (:mod:`ctxeval._core`, Rust) does all interval and metric arithmetic, and
 parses and names definitions; it is re-exported here. The Python layer reads inputs (gold,
-trajectories, repositories), reports and drives the command line; :func:`evaluate`, :func:`report` and :func:`compare` mirror the
-``ctxeval`` commands::
+trajectories, repositories), reports and drives the command line; :func:`evaluate`,
+:func:`report` and :func:`compare` mirror the ``ctxeval`` commands::
 
     result = ctxeval.evaluate("gold.jsonl", {"agent-a": "runs/a"}, repos="repos")
     print(ctxeval.reports.render(result.report(), "md"))

@@ -642,6 +642,12 @@ impl PyDefinitionExtractor {
         self.inner.has_grammar(name)
     }
 
+    /// Whether whole trees of `lang` under `preset` are searched by a walk that compares node
+    /// kinds (every pattern's root kind is known) rather than by running the query everywhere.
+    fn walks(&self, lang: &str, preset: &str) -> bool {
+        self.inner.walks(lang, preset)
+    }
+
     /// The definitions of one version as `(kind, name, qualified_name, start_line, end_line,
     /// start_byte, end_byte)` tuples sorted by bytes; None when the language is not
     /// registered or the parse failed. `key` names the path: a later version of the same key is
@@ -711,6 +717,8 @@ impl PyDefinitionExtractor {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Before anything is parsed: tree-sitter's nodes come from mimalloc from then on.
+    core::definitions::use_mimalloc();
     m.add("__version__", core::version())?;
     m.add_class::<PyLineIndex>()?;
     m.add_class::<PyDefinitionExtractor>()?;

@@ -141,6 +141,15 @@ impl Extractor {
             .insert(name.to_owned(), Arc::new(grammar));
     }
 
+    /// Whether `lang`'s `preset` searches whole trees by a walk (see [`Grammar::walks`]).
+    pub fn walks(&self, lang: &str, preset: &str) -> bool {
+        self.grammars
+            .read()
+            .expect("grammar table")
+            .get(lang)
+            .is_some_and(|g| g.walks(preset))
+    }
+
     pub fn has_grammar(&self, name: &str) -> bool {
         self.grammars
             .read()

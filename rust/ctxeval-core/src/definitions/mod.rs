@@ -21,6 +21,29 @@ use std::collections::HashSet;
 
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
+/// Makes the tree-sitter runtime allocate with mimalloc instead of the C library's malloc.
+///
+/// Parsing allocates and frees millions of small nodes; with glibc's malloc that is about a
+/// tenth of an extraction (and freeing a large tree consolidates the heap), with mimalloc much
+/// less. It must run before the runtime allocates anything in this process (a tree allocated
+/// by one allocator and freed by the other is a crash): the Python module calls it when it
+/// loads. Later calls do nothing.
+pub fn use_mimalloc() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: called once, before any tree-sitter allocation of this process (see above);
+        // mimalloc's functions have the C allocator's contracts.
+        unsafe {
+            tree_sitter::set_allocator(
+                Some(libmimalloc_sys::mi_malloc),
+                Some(libmimalloc_sys::mi_calloc),
+                Some(libmimalloc_sys::mi_realloc),
+                Some(libmimalloc_sys::mi_free),
+            );
+        }
+    });
+}
+
 /// One definition node; lines are 1-based inclusive, bytes 0-based half-open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Definition {
@@ -48,6 +71,68 @@ pub struct PresetQuery {
     pub naming: Naming,
     pub parent_dependent: HashSet<String>,
     capture: u32,
+    /// How a whole tree is searched without running the query over every node.
+    roots: Option<Roots>,
+}
+
+/// The node kinds (by kind id) at which the query's patterns are rooted. A query cursor runs
+/// its matching state machine at every node of the tree, which costs about a third of the
+/// parse; most patterns are a bare `(kind) @definition`, which a walk of the tree answers
+/// by comparing kind ids, and the others need the query only at nodes of their root kind.
+struct Roots {
+    /// Kind ids matched by a bare `(kind) @definition` pattern.
+    bare: Vec<bool>,
+    /// Kind ids at which some other pattern is rooted: the query is run there, no deeper
+    /// than that node (`max_start_depth` 0).
+    rooted: Vec<bool>,
+}
+
+impl Roots {
+    /// The roots of every pattern of `query` (compiled from `source`); `None` when a pattern
+    /// is not of a shape read here (then the query itself searches the tree).
+    fn new(language: &tree_sitter::Language, query: &Query, source: &str) -> Option<Self> {
+        let n = language.node_kind_count();
+        let (mut bare, mut rooted) = (vec![false; n], vec![false; n]);
+        for i in 0..query.pattern_count() {
+            if !query.is_pattern_rooted(i) {
+                return None;
+            }
+            let text =
+                source.get(query.start_byte_for_pattern(i)..query.end_byte_for_pattern(i))?;
+            let compact: String = text
+                .lines()
+                .map(|l| l.split(';').next().unwrap_or_default())
+                .collect::<String>()
+                .split_whitespace()
+                .collect();
+            let rest = compact.strip_prefix('(')?;
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let kind = &rest[..end];
+            if kind.is_empty() || kind == "_" {
+                return None;
+            }
+            let is_bare = &rest[end..] == ")@definition";
+            let ids: Vec<usize> = (0..n)
+                .filter(|&id| {
+                    let id = id as u16;
+                    language.node_kind_is_named(id) && language.node_kind_for_id(id) == Some(kind)
+                })
+                .collect();
+            if ids.is_empty() {
+                return None;
+            }
+            for id in ids {
+                if is_bare {
+                    bare[id] = true;
+                } else {
+                    rooted[id] = true;
+                }
+            }
+        }
+        Some(Self { bare, rooted })
+    }
 }
 
 /// A language's grammar and its presets' queries.
@@ -92,6 +177,7 @@ impl Grammar {
             .ok_or_else(|| GrammarError(format!("query of preset {preset} has no @definition")))?;
         let mut dependent: HashSet<String> = parent_dependent.into_iter().collect();
         dependent.extend(names::BOUND_KINDS.iter().map(|k| (*k).to_owned()));
+        let roots = Roots::new(&self.language, &query, source);
         self.presets.retain(|(p, _)| p != preset);
         self.presets.push((
             preset.to_owned(),
@@ -100,9 +186,16 @@ impl Grammar {
                 naming,
                 parent_dependent: dependent,
                 capture,
+                roots,
             },
         ));
         Ok(())
+    }
+
+    /// Whether a whole tree is searched by a walk (every pattern's root kind known), not by
+    /// running the query over every node.
+    pub fn walks(&self, preset: &str) -> bool {
+        self.preset(preset).is_some_and(|q| q.roots.is_some())
     }
 
     pub fn preset(&self, preset: &str) -> Option<&PresetQuery> {
@@ -136,13 +229,45 @@ impl Grammar {
 }
 
 impl PresetQuery {
-    /// The definitions of a parsed tree: one query pass, then names through the nesting.
+    /// The definitions of a parsed tree: the captured nodes, then names through the nesting.
     pub fn definitions(&self, tree: &Tree, src: &[u8]) -> Vec<Definition> {
-        build(
-            &self.collect(tree.root_node(), src, None, None),
-            src,
-            self.naming,
-        )
+        build(&self.collect_all(tree.root_node(), src), src, self.naming)
+    }
+
+    /// Every captured definition node of the tree under `root`: by a walk of the tree and
+    /// the query at the roots of its patterns (see [`Roots`]), or by the query.
+    pub(crate) fn collect_all<'t>(&self, root: Node<'t>, src: &[u8]) -> Vec<Node<'t>> {
+        let Some(roots) = &self.roots else {
+            return self.collect(root, src, None, None);
+        };
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let id = node.kind_id() as usize;
+            if roots.bare.get(id).copied().unwrap_or(false) && seen.insert(node.id()) {
+                out.push(node);
+            }
+            if roots.rooted.get(id).copied().unwrap_or(false) {
+                for n in self.collect(node, src, None, Some(0)) {
+                    if seen.insert(n.id()) {
+                        out.push(n);
+                    }
+                }
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return out;
+                }
+            }
+        }
     }
 
     /// The captured definition nodes under `root` (each once), restricted to the matches
