@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import symbols_oracle as oracle
 from conftest import FIXTURES, SHARED
-from ctxeval.grammars import PRESETS, resolve_lang
+from ctxeval import _core
+from ctxeval.grammars import GRAMMARS, PRESETS, register, resolve_lang
 from ctxeval.symbols import Definition, extract
 
 
@@ -93,3 +94,14 @@ def test_a_key_of_quotes_names_nothing(source: bytes) -> None:
         (defs[0].kind, "")] and defs[0].kind in ("arrow_function", "function_expression")
     with pytest.raises(IndexError):
         oracle.extract(source, "javascript", "strict")
+
+
+def test_every_language_is_searched_by_a_walk() -> None:
+    """Whole trees are searched by comparing node kinds, the query running only where a
+    pattern with constraints is rooted: a query file with a pattern of another shape would
+    silently fall back to running the query over every node (a third of the parse)."""
+    native = _core.DefinitionExtractor()
+    for lang in GRAMMARS:
+        assert register(native, lang), lang
+        for preset in PRESETS:
+            assert native.walks(lang, preset), (lang, preset)

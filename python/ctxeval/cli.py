@@ -444,8 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: stopped as an interrupt is (rows written so far are complete, worker
-    processes stopped, ``--resume`` finishes the run), with the signal's exit status."""
+    """SIGTERM or SIGHUP: stopped as an interrupt is (rows written so far are complete, the
+    extraction threads stopped, ``--resume`` finishes the run), with the signal's exit status."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -458,7 +458,7 @@ def _raise_terminated(signum: int, _frame: object) -> None:
 
 def _on_termination() -> dict[int, Any]:
     """Job schedulers stop with SIGTERM (and a closed terminal sends SIGHUP): unwind as for
-    Ctrl-C instead of dying on the spot, which would leave worker processes behind. Returns
+    Ctrl-C instead of dying on the spot, which would leave a torn last row behind. Returns
     the handlers replaced, to be put back when the command returns."""
     import signal
     import threading

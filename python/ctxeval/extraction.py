@@ -171,13 +171,9 @@ class SymbolExtractor:
                     results[k], outcomes[k] = got, "disk_cached"
                 elif register(self._native, lang):
                     parse.append(k)
-            if len(parse) == 1:
-                (key, data, path) = work[parse[0]]
-                found = [self._native.extract(key[1], key[2], _tree_key(path, key[1]), data)]
-            else:
-                found = self._native.extract_many(
-                    [(work[k][0][1], work[k][0][2], _tree_key(work[k][2], work[k][0][1]),
-                      work[k][1]) for k in parse], threads) if parse else []
+            found = self._native.extract_many(
+                [(work[k][0][1], work[k][0][2], _tree_key(work[k][2], work[k][0][1]),
+                  work[k][1]) for k in parse], threads)
             for k, got_tuples in zip(parse, found, strict=True):
                 defs = definitions(got_tuples)
                 if defs is None:

@@ -672,28 +672,27 @@ impl PyDefinitionExtractor {
     }
 
     /// `extract` of many `(lang, preset, key, data)` versions, in that order, on `threads`
-    /// threads; the versions of one key are taken in order.
+    /// threads; the versions of one key are taken in order. The bytes are read in place.
     #[pyo3(signature = (items, threads=1))]
     fn extract_many(
         &self,
         py: Python<'_>,
-        items: Vec<(String, String, String, Vec<u8>)>,
+        items: Vec<(String, String, String, Bound<'_, pyo3::types::PyBytes>)>,
         threads: usize,
     ) -> Vec<Option<Vec<DefinitionTuple>>> {
-        let got = py.detach(|| {
-            let refs: Vec<core::definitions::extractor::Item> = items
-                .iter()
-                .map(
-                    |(lang, preset, key, data)| core::definitions::extractor::Item {
-                        lang,
-                        preset,
-                        key,
-                        data,
-                    },
-                )
-                .collect();
-            self.inner.extract_many(&refs, threads)
-        });
+        use pyo3::types::PyBytesMethods;
+        let refs: Vec<core::definitions::extractor::Item> = items
+            .iter()
+            .map(
+                |(lang, preset, key, data)| core::definitions::extractor::Item {
+                    lang,
+                    preset,
+                    key,
+                    data: data.as_bytes(),
+                },
+            )
+            .collect();
+        let got = py.detach(|| self.inner.extract_many(&refs, threads));
         got.into_iter()
             .map(|r| r.ok().map(definition_tuples))
             .collect()

@@ -102,9 +102,11 @@ impl Roots {
             let compact: String = text
                 .lines()
                 .map(|l| l.split(';').next().unwrap_or_default())
-                .collect::<String>()
+                .collect::<Vec<&str>>()
+                .join(" ")
                 .split_whitespace()
-                .collect();
+                .collect::<Vec<&str>>()
+                .join(" ");
             let rest = compact.strip_prefix('(')?;
             let end = rest
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -113,7 +115,7 @@ impl Roots {
             if kind.is_empty() || kind == "_" {
                 return None;
             }
-            let is_bare = &rest[end..] == ")@definition";
+            let is_bare = rest[end..].replace(' ', "") == ")@definition";
             let ids: Vec<usize> = (0..n)
                 .filter(|&id| {
                     let id = id as u16;
@@ -496,6 +498,43 @@ mod tests {
         assert!(bad
             .add_preset("strict", "(no_such_node) @definition", Naming::Own, [])
             .is_err());
+    }
+
+    #[test]
+    fn the_walk_finds_what_the_query_finds() {
+        // Bare patterns, a pattern with a field constraint, a capture below the root, and a
+        // multi-line pattern with a comment.
+        let source = "(function_definition) @definition
+            (class_definition body: (block)) @definition
+            (decorated_definition
+              ; a decorated function, captured through its decorator
+              definition: (function_definition) @definition)
+            (assignment left: (identifier) right: (lambda) @definition)";
+        let mut g = Grammar::new(tree_sitter_python::LANGUAGE.into());
+        g.add_preset("strict", source, Naming::Own, []).unwrap();
+        assert!(g.walks("strict"));
+        let src = b"@d\ndef f():\n    g = lambda: 1\n    class C:\n        @e\n        def m(self): pass\nclass D: pass\nh = lambda x: x\n";
+        let tree = g.parser().parse(src, None).unwrap();
+        let q = g.preset("strict").unwrap();
+        let ids = |mut v: Vec<Node>| {
+            v.sort_by_key(|n| n.id());
+            v.into_iter()
+                .map(|n| (n.kind(), n.start_byte(), n.end_byte()))
+                .collect::<Vec<_>>()
+        };
+        let walked = ids(q.collect_all(tree.root_node(), src));
+        assert_eq!(walked, ids(q.collect(tree.root_node(), src, None, None)));
+        assert_eq!(walked.len(), 6); // f (twice: bare and decorated), g, C, m, D, h
+                                     // A pattern rooted at an alternation is not read: the query searches instead.
+        let mut alt = Grammar::new(tree_sitter_python::LANGUAGE.into());
+        alt.add_preset(
+            "strict",
+            "[(function_definition) (class_definition)] @definition",
+            Naming::Own,
+            [],
+        )
+        .unwrap();
+        assert!(!alt.walks("strict"));
     }
 
     #[test]
