@@ -39,10 +39,9 @@ def _record_kind(rec: dict[str, Any]) -> str | None:
     from .gold.contextbench import is_contextbench
     from .gold.neutral import is_neutral
     from .gold.swebench import is_swebench
-    from .views_sidecar import VIEWS_FORMAT
 
     fmt = rec.get("format")
-    if fmt == VIEWS_FORMAT:
+    if isinstance(fmt, str) and fmt.startswith("ctxeval-views/"):
         return "a views sidecar of 'ctxeval evaluate --views' (give the results file beside it)"
     if fmt == TRAJECTORY_FORMAT:
         return "trajectories in ctxeval's neutral format (evaluate them with --run/--pred)"
