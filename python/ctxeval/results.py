@@ -69,7 +69,8 @@ def json_lines(path: str | Path, unreadable: str = "cannot read"
 
 
 #: Sections of a row that hold metrics: every value inside is a number or null, except the
-#: named leaves below (a step's tool, the exact-match flag of the text metrics).
+#: named leaves below (a step's tool, the exact-match flag of the text metrics) and the one
+#: list, ``trajectory.steps``.
 METRIC_SECTIONS = ("final", "trajectory", "editloc", "text", "usage")
 _TEXT_LEAVES = frozenset({"tool"})
 _BOOL_LEAVES = frozenset({"patch_exact_match"})
@@ -86,6 +87,8 @@ def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
                 return bad
         return None
     if isinstance(value, list):
+        if path != "trajectory.steps":
+            return path, "a metric must be a number or null, not a list"
         for i, v in enumerate(value):
             bad = _metric_problem(v, f"{path}[{i}]", leaf)
             if bad is not None:
