@@ -104,8 +104,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
     if not sum(summary.rows.values()) and not summary.skipped_resume:
         # Nothing evaluated: every input unreadable (gold or results given as a run) or empty.
-        first = f" ({summary.unreadable[0]})" if summary.unreadable else ""
-        _err("nothing was evaluated: no trajectory of any run could be read" + first)
+        why = str(summary.unreadable[0]) if summary.unreadable else \
+            "no trajectory found in " + ", ".join(p for r in runs for p in r.inputs)
+        _err(f"nothing was evaluated: no trajectory of any run could be read ({why})")
         return EXIT_FAILED
     return EXIT_OK
 
@@ -233,11 +234,13 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             out.close()
         if repos is not None:
             repos.close()
+    if not n:
+        _err(f"nothing converted: {bad} inputs unreadable" if bad else
+             "no trajectory found in " + ", ".join(args.inputs))
+        return EXIT_FAILED
     print(f"converted {n} trajectories" + (f"; {bad} inputs unreadable" if bad else "")
           + (f"; {unresolved} views left unresolved" if unresolved else ""), file=sys.stderr)
-    if not n and not bad:
-        _err("no trajectory found in the inputs")
-    return EXIT_OK if n else EXIT_FAILED
+    return EXIT_OK
 
 
 def _add_convert(sub: argparse._SubParsersAction) -> None:
@@ -308,7 +311,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             if t.model_patch:
                 print(f"  model patch: {len(t.model_patch.splitlines())} lines")
     if not shown:
-        _err("no trajectory matched" + (f" instance {args.instance!r}" if args.instance else ""))
+        _err(f"{args.traj}: no trajectory" + (f" of instance {args.instance!r}"
+                                              if args.instance else " found"))
         return EXIT_FAILED
     return EXIT_OK
 

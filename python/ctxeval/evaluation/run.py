@@ -294,8 +294,11 @@ class Evaluator:
         """Plan trajectories read from one input."""
         out = _Batch()
         for traj in trajs:
-            if traj.instance_id in ctx.skip:
+            if traj.instance_id in ctx.skip:  # its row is kept from --resume: covered
                 out.skipped += 1
+                kept = self.gold.get(traj.instance_id)
+                if kept is not None:
+                    out.covered.append(kept.instance_id)
                 continue
             out.instances += 1
             gold = self.gold.get(traj.instance_id)
