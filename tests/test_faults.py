@@ -14,7 +14,6 @@ what is asserted does not depend on where the signal landed.
 from __future__ import annotations
 
 import errno
-import importlib.util
 import json
 import os
 import random
@@ -29,30 +28,18 @@ from pathlib import Path
 
 import pytest
 
+from conftest import FIXTURES, process_alive, workload_module
 from ctxeval.cli import main
 from ctxeval.outfile import LineFile, OutputBusy, lock_holder
 
-ROOT = Path(__file__).resolve().parent.parent
-EX = ROOT / "fixtures" / "example"
+EX = FIXTURES / "example"
 ROWS = 48  # 24 instances x 2 runs
-
-
-def _workload_module():
-    name = "ctxeval_bench_workload"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "workload.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def wl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("faults-wl")
-    _workload_module().generate(out, instances=24, runs=2, repos=2, files_per_repo=12, seed=11)
+    workload_module().generate(out, instances=24, runs=2, repos=2, files_per_repo=12, seed=11)
     return out
 
 
@@ -116,20 +103,12 @@ def _descendants(pid: int) -> set[int]:
     return out
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def _assert_all_gone(pids: set[int], within: float = 15.0) -> None:
     deadline = time.monotonic() + within
-    alive = {p for p in pids if _alive(p)}
+    alive = {p for p in pids if process_alive(p)}
     while alive and time.monotonic() < deadline:
         time.sleep(0.05)
-        alive = {p for p in alive if _alive(p)}
+        alive = {p for p in alive if process_alive(p)}
     assert not alive, f"processes left behind: {sorted(alive)}"
 
 
