@@ -73,6 +73,10 @@ def test_a_metric_that_is_not_a_number_names_file_line_and_field(results: Path, 
     (lambda r: r.update(resolved="yes"), "resolved"),
     (lambda r: r.update(num_steps=2.5), "num_steps"),
     (lambda r: r.update(usage=[1]), "usage"),
+    (lambda r: r["final"]["line"].update(steps=[1]), "final.line.steps"),
+    (lambda r: r["trajectory"]["steps"][1].update(tool=["bash"]), "trajectory.steps[1].tool"),
+    (lambda r: r["text"].update(patch_exact_match="no") if r.get("text") else
+     r.update(text={"patch_exact_match": "no"}), "text.patch_exact_match"),
 ])
 def test_each_malformed_field_is_named(results: Path, change, field: str) -> None:
     row = _rows(results)[0]

@@ -76,6 +76,28 @@ _TEXT_LEAVES = frozenset({"tool"})
 _BOOL_LEAVES = frozenset({"patch_exact_match"})
 
 
+_NUMERIC = frozenset({int, float, type(None)})
+
+
+def _metrics_ok(value: Any, leaf: str = "", steps: bool = False) -> bool:
+    """Whether a metric section is well formed: what :func:`_metric_problem` checks, without
+    building a path per value (a report reads thousands of rows of ~50 steps each). ``steps``:
+    ``value`` is ``trajectory`` or its ``steps``, where the one list may be."""
+    t = type(value)
+    if t in _NUMERIC:
+        return True
+    if t is dict:
+        for k, v in value.items():
+            if type(v) not in _NUMERIC and not _metrics_ok(v, k, steps and k == "steps"):
+                return False
+        return True
+    if t is list:
+        return steps and all(type(v) is dict and _metrics_ok(v) for v in value)
+    if t is str:
+        return leaf in _TEXT_LEAVES
+    return t is bool and leaf in _BOOL_LEAVES
+
+
 def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
     """(field, message) of the first value under ``path`` that a metric section cannot hold."""
     if value is None:
@@ -144,16 +166,17 @@ def row_problem(row: Any) -> tuple[str | None, str] | None:
             return key, "must be an integer or null"
     if row.get("resolved") is not None and not isinstance(row["resolved"], bool):
         return "resolved", "must be true, false or null"
+    steps = (row.get("trajectory") or {}).get("steps")
+    if steps is not None and not isinstance(steps, list):
+        return "trajectory.steps", "must be a list"
     for key in METRIC_SECTIONS:
         v = row.get(key)
         if v is not None and not isinstance(v, dict):
             return key, "must be an object or null"
-        bad = _metric_problem(v, key, key)
-        if bad is not None:
-            return bad
-    steps = (row.get("trajectory") or {}).get("steps")
-    if steps is not None and not isinstance(steps, list):
-        return "trajectory.steps", "must be a list"
+        if not _metrics_ok(v, key, key == "trajectory"):  # fast; the walk says where and why
+            bad = _metric_problem(v, key, key)
+            if bad is not None:
+                return bad
     return None
 
 
