@@ -149,3 +149,19 @@ def test_resume_into_a_file_that_is_not_results_stops(tmp_path: Path, capsys) ->
                  "-q"]) == 1
     assert "looks like gold annotations" in capsys.readouterr().err
     assert out.read_bytes() == (EX / "gold.jsonl").read_bytes()  # untouched
+
+
+def test_out_that_is_gold_is_not_overwritten(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "gold.jsonl"
+    out.write_bytes((EX / "gold.jsonl").read_bytes())
+    argv = ["evaluate", "--gold", str(out), "--repos", str(EX / "repos"),
+            "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--out", str(out), "-q"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"{out}: refusing to overwrite" in err and "looks like gold annotations" in err
+    assert out.read_bytes() == (EX / "gold.jsonl").read_bytes()
+    results = tmp_path / "results.jsonl"  # results are overwritten, as before
+    results.write_text('{"instance_id": "x", "status": "error", "error": {"message": "m"}}\n')
+    argv[argv.index("--out") + 1] = str(results)
+    argv[2] = str(EX / "gold.jsonl")
+    assert main(argv) == 0 and len(_rows(results)) == 2

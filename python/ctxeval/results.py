@@ -212,6 +212,31 @@ def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[s
                          "'ctxeval evaluate --out'", path=str(path))
 
 
+def check_overwritable(path: str | Path) -> None:
+    """Raise an :class:`InputError` when ``path`` holds something other than result rows that
+    a new evaluation would destroy (``--out gold.jsonl`` by mistake); results, an empty file, or
+    a file that looks like nothing known may be overwritten."""
+    try:
+        with open(path, "rb") as fh:
+            first = next((ln for ln in fh if ln.strip()), None)
+    except OSError:
+        return
+    if first is None:
+        return
+    try:
+        row = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        row = None
+    if row is not None and row_problem(row) is None:
+        return
+    from .identify import describe
+
+    looks = describe(Path(path), row)
+    if looks:
+        raise InputError(f"refusing to overwrite: --out is not a results file, it looks like "
+                         f"{looks}", path=str(path))
+
+
 def _not_results(path: str | Path, first: Any) -> None:
     """Raise, for a file whose first record is not a result row, an error saying what the file
     looks like (:func:`ctxeval.identify.describe`); return when it looks like nothing known (the

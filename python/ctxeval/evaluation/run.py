@@ -29,7 +29,7 @@ from ..outfile import LineFile
 from ..prepare import FinalPolicy, Preparer, PreparerBase
 from ..repo import RepoCache
 from ..resolved import ResolvedTable, load_resolved
-from ..results import RowWriter, error_row, read_rows, write_meta
+from ..results import RowWriter, check_overwritable, error_row, read_rows, write_meta
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
 from .extract import LocalExtractor, PoolExtractor
@@ -487,6 +487,8 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
     summary = Summary(gold_problems=list(gold_set.problems))
     skip: set[tuple[str, str]] = set()
     if row_file is not None:
+        if not resume:
+            check_overwritable(row_file.path)
         summary.torn_bytes = row_file.begin(resume=resume)
         if resume:
             skip = {(str(r.get("run")), str(r["instance_id"]))
