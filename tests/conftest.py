@@ -53,3 +53,14 @@ def process_alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def child_pids(pid: int) -> set[int]:
+    """The pids of ``pid``'s children (Linux /proc)."""
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return out

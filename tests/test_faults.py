@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, process_alive, workload_module
+from conftest import FIXTURES, child_pids, process_alive, workload_module
 from ctxeval.cli import main
 from ctxeval.outfile import LineFile, OutputBusy, lock_holder
 
@@ -80,23 +80,10 @@ def _assert_same_rows(path: Path, baseline: list[bytes]) -> None:
     assert sorted(lines) == sorted(baseline)
 
 
-def _children() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                stat = Path(f"/proc/{d}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
 def _descendants(pid: int) -> set[int]:
-    kids, out, todo = _children(), set(), [pid]
+    out, todo = set(), [pid]
     while todo:
-        for k in kids.get(todo.pop(), ()):
+        for k in child_pids(todo.pop()):
             if k not in out:
                 out.add(k)
                 todo.append(k)
@@ -123,7 +110,7 @@ def _lines(path: Path) -> int:
 
 def _wait_for(proc: subprocess.Popen, path: Path, rows: int, seen: set[int]) -> None:
     """Until ``path`` exists with ``rows`` whole rows (or the process ends), collecting the
-    process's descendants (fork server, workers, git) as they appear."""
+    process's descendants (the git readers) as they appear."""
     deadline = time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < deadline:
         seen |= _descendants(proc.pid)

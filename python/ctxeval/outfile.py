@@ -14,8 +14,8 @@ Three faults seen under job schedulers shape this module:
   included), so there is never a stale lock to clean up or to be wrong about; a lock file would
   be left behind by a crash, and deleting one races with a process opening it. A record lock is
   released when the process closes *any* descriptor of the file (``--resume`` reads the file
-  it holds). Worker processes do not share the lock: they are forked from a fork server that
-  was started by ``exec``, and the descriptor is not inheritable anyway. The holder's pid is
+  it holds). The processes an evaluation starts (``git``) do not share the lock: the
+  descriptor is not inheritable, so the lock ends with the evaluation. The holder's pid is
   read back from the kernel's own table, ``/proc/locks`` (matched by device and inode): it
   cannot be stale or half-written, as a pid file can be in the moment between taking the lock
   and writing the pid. Where there is no ``/proc/locks`` (not Linux),

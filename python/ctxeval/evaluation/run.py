@@ -2,8 +2,9 @@
 
 :class:`Evaluator` reads a run's inputs in order and turns them into batches (each input's
 trajectories, a chunk at a time), and sends each batch through plan → extract → score
-(:mod:`ctxeval.evaluation`), with a bounded window of batches in flight so that the worker
-processes extract one batch while this process plans the next and scores the one before.
+(:mod:`ctxeval.evaluation`), with a bounded window of batches in flight so that, with
+``-j N``, the native threads extract one batch while this thread plans the next and scores the
+one before.
 Rows come out in input order. :func:`evaluate` is ``ctxeval evaluate``: it loads the gold,
 writes the rows and the sidecar, and says what happened in a :class:`Summary`.
 """
@@ -32,7 +33,7 @@ from ..resolved import ResolvedTable, load_resolved
 from ..results import RowWriter, check_overwritable, error_row, read_rows, write_meta
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
-from .extract import LocalExtractor, PoolExtractor
+from .extract import LocalExtractor, ThreadExtractor
 from .plan import Item, needs, plan_item
 from .score import score
 
@@ -69,7 +70,8 @@ class Summary:
     gold_problems: list[Problem] = field(default_factory=list)
     skipped_resume: int = 0
     seconds: float = 0.0
-    #: What went wrong with the evaluator itself but changed no row (a worker that died).
+    #: What went wrong with the evaluator itself but changed no row (extraction that failed
+    #: in the background and was done again in the calling thread).
     notes: list[str] = field(default_factory=list)
     #: Bytes of an unterminated last line (a hard crash mid-write) dropped by --resume.
     torn_bytes: int = 0
@@ -197,9 +199,9 @@ class _RunContext:
 class Evaluator:
     """Evaluates runs against one gold set; usable from Python as well as from the CLI.
 
-    ``jobs > 1`` extracts definitions in that many worker processes, sharded by path
-    (tree-sitter parsing holds the GIL, so threads would not help); this process plans and
-    scores meanwhile. Rows come out in input order, identical whatever ``jobs`` is.
+    ``jobs > 1`` extracts definitions on that many native threads, sharded by path (parsing
+    and naming run in the native core with the GIL released); this thread plans and scores
+    meanwhile. Rows come out in input order, identical whatever ``jobs`` is.
     """
 
     def __init__(self, gold: GoldSet, repos: RepoCache, *, preset: str = "strict",
@@ -216,17 +218,11 @@ class Evaluator:
         #: Rows carry their views sidecar record (ctxeval.views_sidecar), for ``--views``.
         self.views = views
         self.symbols = symbols or SymbolExtractor()
-        self.symbol_settings = SymbolSettings(
-            getattr(self.symbols.disk, "root", None),
-            bool(getattr(self.symbols, "incremental", False)))
         self.preparer = make_preparer(self.symbols, preset, final_policy)
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
         self.covered: set[str] = set()
-        self._extractor: LocalExtractor | PoolExtractor | None = None
-        self._closed_stats: dict[str, int] = {}
+        self._extractor: LocalExtractor | ThreadExtractor | None = None
         self._closed_notes: list[str] = []
-        if jobs > 1:  # the workers start now, while this process plans
-            self._extract_stage()
 
     # -- plan --------------------------------------------------------------------------------
 
@@ -255,7 +251,7 @@ class Evaluator:
             records = got[1]
         pred_file = str(item[0])
         chunk: list[Trajectory] = []
-        # The first batches are small, so that the workers have something to extract early.
+        # The first batches are small, so that the extract stage has something to do early.
         limit = 2
         errors: list[AdapterError] = []
         readable = False
@@ -329,15 +325,15 @@ class Evaluator:
 
     # -- extract and score -------------------------------------------------------------------
 
-    def _extract_stage(self) -> LocalExtractor | PoolExtractor:
+    def _extract_stage(self) -> LocalExtractor | ThreadExtractor:
         if self._extractor is None:
             self._extractor = LocalExtractor(self.symbols) if self.jobs <= 1 else \
-                PoolExtractor(self.symbols, self.jobs, self.symbol_settings)
+                ThreadExtractor(self.symbols, self.jobs)
         return self._extractor
 
     def _staged(self, batches: Iterator[_Batch], ctx: _RunContext) -> Iterator[_Batch]:
-        """Each batch through extract and score, in order. With worker processes a few
-        batches are in flight: this process plans the next ones while the workers extract."""
+        """Each batch through extract and score, in order. With ``-j N`` a few batches are in
+        flight: this thread plans the next ones while the native threads extract."""
         stage = self._extract_stage()
         ahead = 0 if self.jobs <= 1 else 2 * self.jobs
         window: deque[tuple[_Batch, Any]] = deque()
@@ -359,14 +355,8 @@ class Evaluator:
         return batch
 
     def symbol_stats(self) -> dict[str, int]:
-        """How definitions were found: this process's counts and the workers', added up."""
-        total = dict(self.symbols.stats)
-        workers = self._extractor.stats() if self._extractor is not None else \
-            self._closed_stats
-        for k, v in workers.items():
-            if not k.startswith("disk_"):
-                total[k] = total.get(k, 0) + v
-        return total
+        """How definitions were found (see :class:`~ctxeval.extraction.SymbolExtractor`)."""
+        return self.symbols.stats
 
     @property
     def notes(self) -> list[str]:
@@ -375,10 +365,9 @@ class Evaluator:
         return [broken] if broken else list(self._closed_notes)
 
     def close(self) -> None:
-        """Stop the worker processes, if any (the evaluator stays usable)."""
+        """Stop the extract stage's background thread, if any (the evaluator stays usable)."""
         if self._extractor is not None:
             self._closed_notes = self.notes
-            self._closed_stats = self._extractor.stats()
             self._extractor.close()
             self._extractor = None
 
