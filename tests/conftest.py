@@ -56,9 +56,13 @@ def process_alive(pid: int) -> bool:
 
 
 def child_pids(pid: int) -> set[int]:
-    """The pids of ``pid``'s children (Linux /proc)."""
+    """The pids of ``pid``'s children (Linux /proc); none once ``pid`` has ended."""
     out: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
         try:
             out.update(int(c) for c in (task / "children").read_text().split())
         except OSError:

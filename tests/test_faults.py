@@ -322,7 +322,7 @@ def test_a_git_cat_file_that_dies_changes_no_row(wl: Path, baseline: list[bytes]
 def test_a_full_disk_stops_with_whole_lines_and_resume_finishes(
         wl: Path, baseline: list[bytes], tmp_path: Path) -> None:
     """The output cannot grow past a limit (RLIMIT_FSIZE: the kernel refuses the write, as on a
-    full disk): exit 1 naming the file, only whole rows kept, workers gone; --resume with room
+    full disk): exit 1 naming the file, only whole rows kept, no process left; --resume with room
     again completes the run."""
     out = tmp_path / "out.jsonl"
     limit = len(b"".join(baseline)) // 2
