@@ -425,3 +425,24 @@ def test_every_command_given_every_other_commands_files_says_so_and_fails(
         assert code != 0, (command, kind, err)
         assert err.startswith("ctxeval: ") and str(path) in err, (command, kind, err)
         assert "Traceback" not in err
+
+
+def test_resume_repairs_a_torn_views_sidecar_too(tmp_path: Path) -> None:
+    """Killed while writing a views record: the record is cut, its row was never written (the
+    record goes first); --resume drops the piece and writes both again, and the pages draw."""
+    argv = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+            "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--views", "-q", "--no-cache"]
+    full = tmp_path / "full" / "results.jsonl"
+    assert main([*argv, "--out", str(full)]) == 0
+    rows = full.read_bytes().splitlines(keepends=True)
+    records = full.with_name("results.views.jsonl").read_bytes().splitlines(keepends=True)
+    assert len(rows) == len(records) == 2
+    out = tmp_path / "cut" / "results.jsonl"
+    out.parent.mkdir()
+    out.write_bytes(rows[0])
+    side = out.with_name("results.views.jsonl")
+    side.write_bytes(records[0] + records[1][:100])
+    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert out.read_bytes() == full.read_bytes()
+    assert side.read_bytes() == b"".join(records)
+    assert main(["view", str(out), "--out", str(tmp_path / "pages")]) == 0
