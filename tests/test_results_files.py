@@ -74,6 +74,7 @@ def test_a_metric_that_is_not_a_number_names_file_line_and_field(results: Path, 
     (lambda r: r.update(num_steps=2.5), "num_steps"),
     (lambda r: r.update(usage=[1]), "usage"),
     (lambda r: r["final"]["line"].update(steps=[1]), "final.line.steps"),
+    (lambda r: r["trajectory"]["steps"].append(0.5), "trajectory.steps[5]"),
     (lambda r: r["trajectory"]["steps"][1].update(tool=["bash"]), "trajectory.steps[1].tool"),
     (lambda r: r["text"].update(patch_exact_match="no") if r.get("text") else
      r.update(text={"patch_exact_match": "no"}), "text.patch_exact_match"),
@@ -165,3 +166,38 @@ def test_out_that_is_gold_is_not_overwritten(tmp_path: Path, capsys) -> None:
     argv[argv.index("--out") + 1] = str(results)
     argv[2] = str(EX / "gold.jsonl")
     assert main(argv) == 0 and len(_rows(results)) == 2
+
+
+def test_the_fast_check_and_the_walk_agree(results: Path) -> None:
+    """The fast pass decides, the walk explains: on seeded random damage to every kind of
+    value in every metric section, each finds a problem exactly when the other does."""
+    import random
+
+    from ctxeval.results import METRIC_SECTIONS, _metric_problem, _metrics_ok
+
+    rng = random.Random(15)
+    values = [None, 1, 0.5, -3, True, "x", [], [1], {}, {"a": 1}, {"a": "b"}, [{"a": 1}]]
+
+    def leaves(obj, path=()):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                yield from leaves(v, (*path, k))
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                yield from leaves(v, (*path, i))
+        yield path
+
+    base = _rows(results)
+    checked = 0
+    for _ in range(400):
+        row = json.loads(json.dumps(rng.choice(base)))
+        key = rng.choice([k for k in METRIC_SECTIONS if isinstance(row.get(k), dict)])
+        path = rng.choice([p for p in leaves(row[key]) if p])
+        target = row[key]
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = rng.choice(values)
+        fast = _metrics_ok(row[key], key, key == "trajectory")
+        assert fast == (_metric_problem(row[key], key, key) is None), (key, path, row[key])
+        checked += not fast
+    assert checked > 100  # most damage is caught

@@ -112,6 +112,8 @@ def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
         if path != "trajectory.steps":
             return path, "a metric must be a number or null, not a list"
         for i, v in enumerate(value):
+            if not isinstance(v, dict):
+                return f"{path}[{i}]", "a step must be an object"
             bad = _metric_problem(v, f"{path}[{i}]", leaf)
             if bad is not None:
                 return bad
