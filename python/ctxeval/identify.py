@@ -16,11 +16,10 @@ from typing import Any
 import orjson
 
 from . import lfs
+from .grammars import language_for_path
 
 #: Largest file read whole to see what a multi-line JSON document holds.
 WHOLE_LIMIT = 64 << 20
-_SOURCE_SUFFIXES = (".py", ".js", ".ts", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".hpp",
-                    ".cc", ".rb", ".php", ".cs", ".kt", ".scala", ".swift")
 
 
 def _document(path: Path) -> Any:
@@ -81,8 +80,9 @@ def describe(path: Path, first: Any = None) -> str | None:
         return "a Git LFS pointer (run 'git lfs pull' to fetch the file it stands for)"
     if head.startswith(b"PAR1"):
         return "a Parquet file (gold annotations such as ContextBench's are Parquet)"
-    if path.name.endswith(_SOURCE_SUFFIXES):
-        return "a source file"
+    lang = language_for_path(path.name)
+    if lang is not None:
+        return f"a source file ({lang})"
     doc = first if first is not None else _document(path)
     if isinstance(doc, list) and doc and isinstance(doc[0], dict):
         doc = doc[0]
