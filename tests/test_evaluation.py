@@ -9,7 +9,6 @@ from commit to commit), kept small.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import signal
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import child_pids, process_alive, workload_module
 from ctxeval.evaluation.extract import ordered
 from ctxeval.evaluation.plan import needs, plan_item
 from ctxeval.evaluation.run import Evaluator, RunSpec, Summary, evaluate
@@ -28,25 +28,11 @@ from ctxeval.gold import load_gold
 from ctxeval.prepare import Preparer
 from ctxeval.repo import RepoCache
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _workload_module():
-    name = "ctxeval_bench_workload"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "workload.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.fixture(scope="module")
 def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("workload")
-    _workload_module().generate(out, instances=12, runs=2, repos=2, files_per_repo=12, seed=3)
+    workload_module().generate(out, instances=12, runs=2, repos=2, files_per_repo=12, seed=3)
     return out
 
 
@@ -114,7 +100,7 @@ def test_nothing_outlives_a_killed_evaluation(workload: Path, tmp_path: Path) ->
         children: set[int] = set()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None and not children:
-            children = _children(proc.pid)
+            children = child_pids(proc.pid)
             time.sleep(0.002)
         if proc.poll() is not None:
             pytest.skip("the evaluation finished before a child process was seen")
@@ -123,28 +109,8 @@ def test_nothing_outlives_a_killed_evaluation(workload: Path, tmp_path: Path) ->
     alive = children
     while alive and time.monotonic() < deadline:
         time.sleep(0.1)
-        alive = {p for p in children if _alive(p)}
+        alive = {p for p in children if process_alive(p)}
     assert alive == set()
-
-
-def _children(pid: int) -> set[int]:
-    """The pids of ``pid``'s children (Linux /proc)."""
-    out: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out.update(int(c) for c in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return out
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for a parent that is gone counts as ended)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_needs_list_each_blob_once_and_skip_what_is_known(workload: Path) -> None:
@@ -184,7 +150,7 @@ def test_a_stopped_evaluation_leaves_complete_rows_no_process_and_resumes(
     whole rows written, no process left holding the caller's pipes (``communicate`` returns),
     and ``--resume`` completes the run to exactly the rows of an uninterrupted one."""
     wl = tmp_path / "wl"
-    _workload_module().generate(wl, instances=60, runs=3, repos=2, files_per_repo=20, seed=5)
+    workload_module().generate(wl, instances=60, runs=3, repos=2, files_per_repo=20, seed=5)
     base = [sys.executable, "-m", "ctxeval", "evaluate", "--gold", str(wl / "gold.jsonl"),
             "--repos", str(wl / "repos"), "-q", "--no-cache", "-j", "2"]
     for r in sorted((wl / "runs").glob("*.jsonl")):

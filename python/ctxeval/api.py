@@ -20,6 +20,7 @@ from .pipeline import RunSpec, Summary
 from .pipeline import evaluate as _evaluate
 from .prepare import FinalPolicy
 from .reports import Report, build_exploration, build_leaderboard, load_rows, render
+from .results import read_rows
 
 Rows = Sequence[Mapping[str, Any]]
 Paths = str | Path | Sequence[str | Path]
@@ -83,7 +84,9 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     if buf is not None:
         rows = [orjson.loads(line) for line in buf.getvalue().splitlines()]
         return Evaluation(rows, summary)
-    return Evaluation(load_rows([out]), summary, Path(out))  # type: ignore[list-item]
+    # An evaluation may write no row (nothing readable): that is its result, not an error.
+    rows = list(read_rows(out, allow_empty=True))  # type: ignore[arg-type]
+    return Evaluation(rows, summary, Path(out))  # type: ignore[arg-type]
 
 
 def _rows(results: Rows | Paths) -> list[dict[str, Any]]:

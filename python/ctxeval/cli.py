@@ -78,6 +78,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         _err("-j/--jobs must be at least 1")
         return EXIT_USAGE
+    if args.repos and not Path(args.repos).is_dir() and (Path(args.repos).exists()
+                                                         or not args.fetch):
+        _err(f"--repos {args.repos}: not a directory (give the directory that holds the "
+             "repositories or snapshots)")
+        return EXIT_USAGE
     out = None if args.out == "-" else args.out
     from .cache import default_cache_dir
 
@@ -97,6 +102,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.quiet:
         for line in summary.lines():
             print(line, file=sys.stderr)
+    if not sum(summary.rows.values()) and not summary.skipped_resume:
+        # Nothing evaluated: every input unreadable (gold or results given as a run) or empty.
+        why = str(summary.unreadable[0]) if summary.unreadable else \
+            "no trajectory found in " + ", ".join(p for r in runs for p in r.inputs)
+        _err(f"nothing was evaluated: no trajectory of any run could be read ({why})")
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -114,7 +125,12 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                "<owner>__<name>@<commit>/ (snapshots), or <owner>__<name>, <owner>/<name>, "
                "<name> (git repositories read at the base commit without checkout).\n\n"
                "Exit status: 0 when every input was processed (error rows included), 1 when "
-               "nothing could be evaluated, 2 for a usage error.")
+               "nothing could be evaluated (no gold, no readable trajectory, --out held by "
+               "another evaluation or not writable), 2 for a usage error.\n\n"
+               "--out is held for the whole run: a second evaluation given the same file "
+               "stops at once, naming the process that holds it. Rows are written whole; an "
+               "interrupted run (Ctrl-C, SIGTERM, SIGHUP, even SIGKILL) is finished by the "
+               "same command with --resume.")
     p.add_argument("--gold", action="append", required=True, metavar="G",
                    help="gold file or directory (neutral JSONL, ContextBench parquet/JSON/"
                         "annot.json, SWE-bench records); repeatable")
@@ -219,9 +235,13 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             out.close()
         if repos is not None:
             repos.close()
+    if not n:
+        _err(f"nothing converted: {bad} inputs unreadable" if bad else
+             "no trajectory found in " + ", ".join(args.inputs))
+        return EXIT_FAILED
     print(f"converted {n} trajectories" + (f"; {bad} inputs unreadable" if bad else "")
           + (f"; {unresolved} views left unresolved" if unresolved else ""), file=sys.stderr)
-    return EXIT_OK if n or not bad else EXIT_FAILED
+    return EXIT_OK
 
 
 def _add_convert(sub: argparse._SubParsersAction) -> None:
@@ -292,7 +312,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             if t.model_patch:
                 print(f"  model patch: {len(t.model_patch.splitlines())} lines")
     if not shown:
-        _err("no trajectory matched" + (f" instance {args.instance!r}" if args.instance else ""))
+        _err(f"{args.traj}: no trajectory" + (f" of instance {args.instance!r}"
+                                              if args.instance else " found"))
         return EXIT_FAILED
     return EXIT_OK
 

@@ -15,6 +15,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -25,10 +26,11 @@ from ..extraction import SymbolExtractor, SymbolSettings
 from ..gold import GoldSet, load_gold
 from ..inputs import ReadResult, guess_instance_id, iter_input, list_inputs
 from ..model import GoldInstance, Trajectory
+from ..outfile import LineFile
 from ..prepare import FinalPolicy, Preparer, PreparerBase
 from ..repo import RepoCache
 from ..resolved import ResolvedTable, load_resolved
-from ..results import RowWriter, error_row, read_rows, write_meta
+from ..results import RowWriter, check_overwritable, error_row, read_rows, write_meta
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
 from .extract import LocalExtractor, ThreadExtractor
@@ -71,6 +73,8 @@ class Summary:
     #: What went wrong with the evaluator itself but changed no row (extraction that failed
     #: in the background and was done again in the calling thread).
     notes: list[str] = field(default_factory=list)
+    #: Bytes of an unterminated last line (a hard crash mid-write) dropped by --resume.
+    torn_bytes: int = 0
 
     def lines(self) -> list[str]:
         r = self.rows
@@ -97,6 +101,10 @@ class Summary:
             out.append("gold instances without a trajectory, per run: "
                        + ", ".join(f"{run} {n}" for run, n in partial.items()))
         out.extend(f"note: {n}" for n in self.notes)
+        if self.torn_bytes:
+            out.append(f"note: --resume dropped an unfinished last line ({self.torn_bytes} "
+                       "bytes, left by an evaluation that was killed); its row was evaluated "
+                       "again")
         if self.gold_problems:
             out.append(f"gold problems (items dropped or changed): {len(self.gold_problems)}")
             out.extend(f"  {p}" for p in self.gold_problems[:5])
@@ -282,8 +290,11 @@ class Evaluator:
         """Plan trajectories read from one input."""
         out = _Batch()
         for traj in trajs:
-            if traj.instance_id in ctx.skip:
+            if traj.instance_id in ctx.skip:  # its row is kept from --resume: covered
                 out.skipped += 1
+                kept = self.gold.get(traj.instance_id)
+                if kept is not None:
+                    out.covered.append(kept.instance_id)
                 continue
             out.instances += 1
             gold = self.gold.get(traj.instance_id)
@@ -431,37 +442,58 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     ``incremental`` re-parses a file from its previous version's tree where it can.
     ``views`` writes what each step displayed to ``<out>.views.jsonl`` (needs ``out``).
 
-    Raises :class:`GoldError` when no gold can be loaded at all, and ``OSError`` when the
-    output cannot be written: those are the conditions under which nothing can be evaluated.
+    Raises :class:`GoldError` when no gold can be loaded at all, :class:`OutputBusy` when
+    another evaluation is writing ``out`` (checked first, before anything is read or
+    truncated), and ``OSError`` when the output cannot be written: those are the conditions
+    under which nothing can be evaluated. The output is held for the whole run and only ever
+    holds whole lines (:mod:`ctxeval.outfile`).
     """
     t0 = time.monotonic()
+    out_path = Path(out) if out is not None else None
+    with ExitStack() as held:
+        row_file = held.enter_context(LineFile(out_path)) \
+            if stream is None and out_path is not None else None
+        sidecar = held.enter_context(closing(ViewsSidecar(out_path))) \
+            if views and out_path is not None else None
+        return _evaluate(gold=gold, runs=runs, repos=repos, out_path=out_path,
+                         row_file=row_file, sidecar=sidecar, stream=stream, preset=preset,
+                         final_policy=final_policy, all_gold=all_gold, jobs=jobs, fetch=fetch,
+                         resume=resume, fmt=fmt, progress=progress, argv=argv, text=text,
+                         cache_dir=cache_dir, incremental=incremental, t0=t0)
+
+
+def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
+              out_path: Path | None, row_file: LineFile | None, sidecar: ViewsSidecar | None,
+              stream: IO[bytes] | None, preset: str, final_policy: FinalPolicy,
+              all_gold: bool, jobs: int, fetch: bool, resume: bool, fmt: str | None,
+              progress: bool, argv: list[str] | None, text: bool,
+              cache_dir: str | Path | None, incremental: bool, t0: float) -> Summary:
+    """:func:`evaluate` once its outputs are held."""
     gold_set = load_gold(list(gold))
     if not gold_set.instances:
         raise GoldError("no gold instance could be loaded"
                         + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
     summary = Summary(gold_problems=list(gold_set.problems))
     skip: set[tuple[str, str]] = set()
-    out_path = Path(out) if out is not None else None
-    if resume and out_path is not None and out_path.exists():
-        skip = {(str(r.get("run")), str(r["instance_id"])) for r in read_rows(out_path)}
+    if row_file is not None:
+        if not resume:
+            check_overwritable(row_file.path)
+        summary.torn_bytes = row_file.begin(resume=resume)
+        if resume:
+            skip = {(str(r.get("run")), str(r["instance_id"]))
+                    for r in read_rows(row_file.path, allow_empty=True)}
+    if sidecar is not None:
+        sidecar.begin(resume=resume)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
                            cache_bytes=REPO_CACHE_BYTES)
     symbols = SymbolSettings(cache_dir, incremental).extractor()
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,
-                          views=views and out_path is not None)
+                          views=sidecar is not None)
     bar = _Progress(sys.stderr, progress)
-    fh: IO[bytes]
-    if stream is not None:
-        fh = stream
-    elif out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fh = out_path.open("ab" if resume else "wb")
-    else:
-        fh = sys.stdout.buffer
+    fh: IO[bytes] | LineFile = stream if stream is not None else \
+        row_file if row_file is not None else sys.stdout.buffer
     writer = RowWriter(fh)
-    sidecar = ViewsSidecar(out_path, append=resume) \
-        if evaluator.views and out_path is not None else None
     try:
         for spec in runs:
             for row in evaluator.run(spec, summary, fmt=fmt, skip=skip, progress=bar):
@@ -471,12 +503,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
             fh.flush()
     finally:
         bar.done()
-        if sidecar is not None:
-            sidecar.close()
         evaluator.close()
         repo_cache.close()
-        if fh is not stream and out_path is not None:
-            fh.close()
     summary.rows = writer.counts
     summary.notes = evaluator.notes
     summary.uncovered_by_any = sum(1 for g in gold_set.instances
