@@ -31,7 +31,7 @@ from ._core import (
     lines_union,
     score,
 )
-from .api import Evaluation, compare, evaluate, report
+from .api import Evaluation, compare, evaluate, load_results, report
 
 __all__ = [
     "Evaluation",
@@ -56,6 +56,7 @@ __all__ = [
     "lines_merge_raw",
     "lines_normalize",
     "lines_union",
+    "load_results",
     "report",
     "score",
 ]

@@ -86,6 +86,34 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     return Evaluation(load_rows([out]), summary, Path(out))  # type: ignore[list-item]
 
 
+def load_results(results: Paths, *, to: str = "arrow") -> Any:
+    """Results files (JSONL or Parquet, any mix) as one table with the typed, flattened
+    columns of ``docs/results-parquet.md``: a pyarrow Table (``to="arrow"``), or a pandas or
+    polars DataFrame (``to="pandas"``/``"polars"``, when that library is installed).
+
+    The bookkeeping columns that make Parquet files read back as the exact JSONL rows
+    (``_absent``, ``_null``, ``_extra``) are left out: for analysis, a missing field is null.
+    """
+    import pyarrow as pa
+
+    from .results import read_rows
+    from .results_parquet import SCHEMA, is_parquet, read_table, rows_to_table
+
+    tables = [read_table(p).cast(SCHEMA) if is_parquet(p) else rows_to_table(read_rows(p))
+              for p in _paths(results)]
+    table = pa.concat_tables(tables) if tables else SCHEMA.empty_table()
+    table = table.drop_columns([c for c in table.column_names if c.startswith("_")])
+    if to == "arrow":
+        return table
+    if to == "pandas":
+        return table.to_pandas()
+    if to == "polars":
+        import polars
+
+        return polars.from_arrow(table)
+    raise ValueError(f"unknown table kind {to!r}: 'arrow', 'pandas' or 'polars'")
+
+
 def _rows(results: Rows | Paths) -> list[dict[str, Any]]:
     if isinstance(results, (str, Path)):
         return load_rows([results])
@@ -118,4 +146,5 @@ def compare(results: Rows | Paths, *, baseline: str | None = None,
                         level=level, alpha=alpha)
 
 
-__all__ = ["Evaluation", "compare", "evaluate", "render", "render_comparison", "report"]
+__all__ = ["Evaluation", "compare", "evaluate", "load_results", "render", "render_comparison",
+           "report"]

@@ -131,7 +131,8 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fetch", action="store_true",
                    help="clone missing repositories (blobless) into --repos")
     p.add_argument("--out", default="-", metavar="FILE",
-                   help="results JSONL (default: standard output)")
+                   help="results file: JSONL, or Parquet when FILE ends in .parquet (typed "
+                        "columns, docs/results-parquet.md); default: JSONL on standard output")
     p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
                    help="strict (default): ctxeval's conventions; contextbench: reproduce the "
                         "published ContextBench evaluator number for number")

@@ -1,7 +1,9 @@
 """Result rows and the files that hold them (``spec/results-format.md``).
 
 Rows are written as JSONL, one per (run, instance), at full precision and never with NaN or
-Infinity; ``<out>.meta.json`` beside them records what produced them.
+Infinity, or as Parquet when the output's name ends in ``.parquet`` (:mod:`.results_parquet`:
+the same fields as typed columns); ``<out>.meta.json`` beside them records what produced them.
+Both formats are read by :func:`read_rows`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import orjson
 
 from ._core import __version__
 from .errors import InputError, Problem
+from .results_parquet import ParquetRows, is_parquet, read_table, table_to_rows
 
 ROW_STATUSES = ("ok", "agent_failure", "error")
 
@@ -67,7 +70,17 @@ def json_lines(path: str | Path, unreadable: str = "cannot read"
 
 
 def read_rows(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Rows of a results file; a bad line is an error naming the file and line."""
+    """Rows of a results file, JSONL or Parquet; a bad line is an error naming the file and
+    line, a Parquet file that cannot be read an error naming the file."""
+    if is_parquet(path):
+        try:
+            table = read_table(path)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise InputError(f"cannot read: {exc}", path=str(path)) from exc
+        if "instance_id" not in table.column_names:
+            raise InputError("not a results table (no instance_id column)", path=str(path))
+        yield from table_to_rows(table)
+        return
     for lineno, row in json_lines(path):
         if not isinstance(row, dict) or "instance_id" not in row:
             raise InputError("not a result row (no instance_id)", path=str(path), line=lineno)
@@ -109,18 +122,43 @@ def write_meta(out: Path, *, preset: str, final_policy: str,
 
 
 class RowWriter:
-    """Streams rows to a JSONL file (or stdout) and counts them by status."""
+    """Streams rows to a JSONL file (or stdout), or to a Parquet file, and counts them by
+    status."""
 
-    def __init__(self, out: IO[bytes]) -> None:
+    def __init__(self, out: IO[bytes] | ParquetRows, owned: bool = False) -> None:
         self.out = out
+        #: Whether :meth:`close` closes ``out`` (a file this writer opened).
+        self.owned = owned
         self.counts = dict.fromkeys(ROW_STATUSES, 0)
         self.errors: list[Problem] = []
 
+    @classmethod
+    def to_path(cls, path: Path, *, resume: bool = False) -> RowWriter:
+        """A writer of ``path``: Parquet when its suffix says so, else JSONL. ``resume`` keeps
+        the rows already there (appended to for JSONL, written again for Parquet)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if is_parquet(path):
+            keep = list(read_rows(path)) if resume and path.exists() else []
+            return cls(ParquetRows(path, keep), owned=True)
+        return cls(path.open("ab" if resume else "wb"), owned=True)
+
     def write(self, row: dict[str, Any]) -> None:
-        self.out.write(dumps_row(row))
+        if isinstance(self.out, ParquetRows):
+            self.out.write(finite(row))
+        else:
+            self.out.write(dumps_row(row))
         status = row.get("status", "ok")
         self.counts[status] = self.counts.get(status, 0) + 1
         if status == "error":
             err = row.get("error") or {}
             self.errors.append(Problem(str(err.get("kind", "error")),
                                        f"{row.get('instance_id')}: {err.get('message', '')}"))
+
+    def flush(self) -> None:
+        if not isinstance(self.out, ParquetRows):
+            self.out.flush()
+
+    def close(self) -> None:
+        """Close the file this writer opened (a Parquet file is complete only then)."""
+        if self.owned:
+            self.out.close()

@@ -462,15 +462,12 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,
                           views=views and out_path is not None)
     bar = _Progress(sys.stderr, progress)
-    fh: IO[bytes]
     if stream is not None:
-        fh = stream
-    elif out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fh = out_path.open("ab" if resume else "wb")
+        writer = RowWriter(stream)
+    elif out_path is not None:  # JSONL, or Parquet by the suffix
+        writer = RowWriter.to_path(out_path, resume=resume)
     else:
-        fh = sys.stdout.buffer
-    writer = RowWriter(fh)
+        writer = RowWriter(sys.stdout.buffer)
     sidecar = ViewsSidecar(out_path, append=resume) \
         if evaluator.views and out_path is not None else None
     try:
@@ -479,15 +476,14 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                 if sidecar is not None:
                     sidecar.take(row)
                 writer.write(row)
-            fh.flush()
+            writer.flush()
     finally:
         bar.done()
         if sidecar is not None:
             sidecar.close()
         evaluator.close()
         repo_cache.close()
-        if fh is not stream and out_path is not None:
-            fh.close()
+        writer.close()
     summary.rows = writer.counts
     summary.notes = evaluator.notes
     summary.uncovered_by_any = sum(1 for g in gold_set.instances
