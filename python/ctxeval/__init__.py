@@ -32,10 +32,13 @@ from ._core import (
     score,
 )
 from .api import Evaluation, compare, evaluate, load_results, report
+from .scorer import Row, Scorer
 
 __all__ = [
     "Evaluation",
     "LineIndex",
+    "Row",
+    "Scorer",
     "__version__",
     "bytes_difference",
     "bytes_intersection",

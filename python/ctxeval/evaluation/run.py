@@ -281,8 +281,8 @@ class Evaluator:
                            f"unreadable trajectory: {res.problem.message}")
         return out
 
-    def plan_trajectories(self, trajs: list[Trajectory], pred_file: str, ctx: _RunContext
-                          ) -> _Batch:
+    def plan_trajectories(self, trajs: list[Trajectory], pred_file: str | None,
+                          ctx: _RunContext) -> _Batch:
         """Plan trajectories read from one input."""
         out = _Batch()
         for traj in trajs:
@@ -379,17 +379,35 @@ class Evaluator:
 
     # -- one run -----------------------------------------------------------------------------
 
+    def rows_of(self, trajs: Sequence[Trajectory], run: str, *, pred_file: str | None = None,
+                failed: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+        """Rows of trajectories already read (held in memory: the in-process scorer's and the
+        Ray engine's way in), planned, extracted and scored as an input's are, in order;
+        ``failed`` are (gold instance id, reason) of records that could not be read, scored
+        first as agent failures."""
+        ctx = _RunContext(run, None, frozenset(), ResolvedTable())
+        batch = self.plan_trajectories(list(trajs), pred_file, ctx)
+        for gid, reason in reversed(failed):
+            gold = self.gold.get(gid)
+            if gold is not None:
+                batch.items.insert(0, self._plan(gold, None, run, "agent_failure", pred_file,
+                                                 reason))
+        return [row for done in self._staged(iter([batch]), ctx) for row in done.rows]
+
     def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
-            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None
+            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None,
+            listed: list[tuple[Path, bool] | Problem] | None = None
             ) -> Iterator[dict[str, Any]]:
-        """Rows of one run, in input order."""
+        """Rows of one run, in input order. ``listed``: the inputs already listed (a part of
+        the run's, as the Ray engine hands them out) instead of ``spec.inputs``."""
         resolved = ResolvedTable()
         for path in spec.results:
             resolved.update(load_resolved(path))
         ctx = _RunContext(spec.name, fmt,
                           frozenset(i for r, i in (skip or ()) if r == spec.name), resolved)
         covered: set[str] = set()
-        listed = list_inputs(spec.inputs, fmt)
+        if listed is None:
+            listed = list_inputs(spec.inputs, fmt)
         if progress is not None:
             progress.begin(spec.name, len(listed))
 
