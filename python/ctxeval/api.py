@@ -59,8 +59,8 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
              preset: str = "strict", final: FinalPolicy = "declared", all_gold: bool = False,
              jobs: int = 1, fetch: bool = False, resume: bool = False, text: bool = False,
              results: Mapping[str, Paths] | None = None, cache_dir: str | Path | None = None,
-             incremental: bool = True, progress: bool = False, views: bool = False
-             ) -> Evaluation:
+             incremental: bool = True, progress: bool = False, views: bool = False,
+             engine: str = "local", address: str | None = None) -> Evaluation:
     """Score agent runs against gold, as ``ctxeval evaluate`` does.
 
     ``runs`` maps run names to their inputs (files, directories, globs), or is a list of
@@ -68,7 +68,9 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     resolved status. The rows are returned and, with ``out``, also written there (with the
     ``.meta.json`` sidecar). ``cache_dir`` keeps parsed definitions on disk (None: no disk cache).
     ``views`` (with ``out``) also writes what each step displayed to ``<out>.views.jsonl``, for
-    ``ctxeval view`` (``docs/viewer.md``).
+    ``ctxeval view`` (``docs/viewer.md``). ``engine="ray"`` evaluates on a Ray cluster
+    (``address``, default the running or a local Ray instance; ``jobs`` actors), the same rows
+    (``docs/scaling.md``); ``out`` ending in ``.parquet`` writes Parquet.
     """
     specs = _runs(runs)
     for name, paths in (results or {}).items():
@@ -76,10 +78,20 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
             if spec.name == name:
                 spec.results.extend(_paths(paths))
     buf = None if out is not None else io.BytesIO()
-    summary = _evaluate(gold=_paths(gold), runs=specs, repos=repos, out=out, preset=preset,
-                        final_policy=final, all_gold=all_gold, jobs=jobs, fetch=fetch,
-                        resume=resume, progress=progress, stream=buf, text=text,
-                        cache_dir=cache_dir, incremental=incremental, argv=[], views=views)
+    options: dict[str, Any] = dict(
+        gold=_paths(gold), runs=specs, repos=repos, out=out, preset=preset, final_policy=final,
+        all_gold=all_gold, fetch=fetch, resume=resume, progress=progress, stream=buf,
+        text=text, cache_dir=cache_dir, incremental=incremental, argv=[])
+    if engine == "ray":
+        if views:
+            raise ValueError("views=True is not available with engine='ray'")
+        from .ray_engine import evaluate as evaluate_ray
+
+        summary = evaluate_ray(**options, jobs=None if jobs == 1 else jobs, address=address)
+    elif engine == "local":
+        summary = _evaluate(**options, jobs=jobs, views=views)
+    else:
+        raise ValueError(f"unknown engine {engine!r}: 'local' or 'ray'")
     if buf is not None:
         rows = [orjson.loads(line) for line in buf.getvalue().splitlines()]
         return Evaluation(rows, summary)

@@ -75,19 +75,33 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         for r in targets:
             r.results.append(path if sep else spec)
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         _err("-j/--jobs must be at least 1")
+        return EXIT_USAGE
+    if args.engine != "ray" and (args.address or args.record_column):
+        _err("--address and --record-column go with --engine ray")
+        return EXIT_USAGE
+    if args.engine == "ray" and args.views:
+        _err("--views is not available with --engine ray (evaluate locally for the viewer)")
         return EXIT_USAGE
     out = None if args.out == "-" else args.out
     from .cache import default_cache_dir
 
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    options: dict[str, Any] = dict(
+        gold=args.gold, runs=runs, repos=args.repos, out=out, preset=args.preset,
+        final_policy=args.final, all_gold=args.all_gold, fetch=args.fetch, resume=args.resume,
+        fmt=args.format, progress=not args.quiet, text=args.text, cache_dir=cache_dir,
+        incremental=not args.no_incremental)
     try:
-        summary = evaluate(gold=args.gold, runs=runs, repos=args.repos, out=out,
-                           preset=args.preset, final_policy=args.final, all_gold=args.all_gold,
-                           jobs=args.jobs, fetch=args.fetch, resume=args.resume, fmt=args.format,
-                           progress=not args.quiet, text=args.text, cache_dir=cache_dir,
-                           incremental=not args.no_incremental, views=args.views)
+        if args.engine == "ray":
+            from .ray_engine import RECORD_COLUMN
+            from .ray_engine import evaluate as evaluate_ray
+
+            summary = evaluate_ray(**options, jobs=args.jobs, address=args.address,
+                                   record_column=args.record_column or RECORD_COLUMN)
+        else:
+            summary = evaluate(**options, jobs=args.jobs or 1, views=args.views)
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -149,10 +163,23 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                    help="also write what each step displayed and edited to <out>.views.jsonl "
                         "(results.jsonl -> results.views.jsonl), for 'ctxeval view'; the rows "
                         "stay as they are")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+    p.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="worker processes that parse definitions (default 1: this process "
                         "does); the work is shared out by file path, so one repository "
-                        "keeps every worker busy; rows are the same and keep the input order")
+                        "keeps every worker busy; rows are the same and keep the input order. "
+                        "With --engine ray: the actors (default: the cluster's CPUs)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
+                        "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
+                        "order; inputs and gold may be s3://, gs://, file:// URIs, and "
+                        "trajectory datasets (.parquet, one raw record per row)")
+    p.add_argument("--address", metavar="ADDR",
+                   help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray "
+                        "instance); --repos must be a path every node sees, or use --fetch")
+    p.add_argument("--record-column", metavar="COL",
+                   help="column of .parquet trajectory datasets holding each row's raw "
+                        "record (default: trajectory; optional columns instance_id and name "
+                        "give the id and the file name to read it as)")
     p.add_argument("--cache-dir", metavar="D",
                    help="keep parsed definitions here across evaluations (default: "
                         "$CTXEVAL_CACHE_DIR, else the user cache directory)")
