@@ -170,6 +170,7 @@ class UnitEvaluator:
         self.skip = skip
         self.record_column = record_column
         self.on_unit = on_unit
+        self._failure = False
         self.repos = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
                                cache_bytes=REPO_CACHE_BYTES)
         self.ev = Evaluator(gold, self.repos, preset=preset, final_policy=final_policy,
@@ -193,13 +194,14 @@ class UnitEvaluator:
             self.on_unit(unit)
         spec = self.runs[unit["run"]]
         summary = Summary()
+        self._failure = False
         before = dict(self.ev.symbols.stats)
         if unit["kind"] == "dataset":
             rows = self._dataset(spec.name, unit, summary)
         else:
             rows = self._file(spec, unit, summary)
         stats = {k: v - before.get(k, 0) for k, v in self.ev.symbols.stats.items()}
-        info = {"unreadable": _problems(summary.unreadable),
+        info = {"unreadable": _problems(summary.unreadable), "failure": self._failure,
                 "without_gold": summary.without_gold,
                 "skipped": summary.skipped_resume, "stats": stats, "notes": self.ev.notes}
         return rows, info
@@ -207,7 +209,6 @@ class UnitEvaluator:
     def _file(self, spec: RunSpec, unit: dict[str, Any], summary: Summary
               ) -> list[dict[str, Any]]:
         given = unit["path"]
-        skip = self.skip
         if unit["kind"] == "missing":
             listed = [Problem("missing_input", "no such file, directory or glob match",
                               path=given)]
@@ -216,15 +217,23 @@ class UnitEvaluator:
             try:
                 local = _fetch_local(given, slot)
                 listed = [(local, bool(unit["explicit"]))]
-                rows = list(self.ev.run(RunSpec(spec.name, [], spec.results), summary,
-                                        fmt=self.fmt, skip=skip, listed=listed))
+                rows = self._run(spec, summary, listed)
             finally:
                 shutil.rmtree(slot, ignore_errors=True)
             return _renamed(rows, summary, str(local), given)
         else:
             listed = [(Path(given), bool(unit["explicit"]))]
-        return list(self.ev.run(RunSpec(spec.name, [], spec.results), summary, fmt=self.fmt,
-                                skip=skip, listed=listed))
+        return self._run(spec, summary, listed)
+
+    def _run(self, spec: RunSpec, summary: Summary, listed: list[Any]) -> list[dict[str, Any]]:
+        """The local engine on one listed input. Rows without a trajectory behind them are
+        the failure row of an unreadable input (:attr:`_failure`), which the driver keeps
+        only when no earlier input of the run covered that instance."""
+        counter = _Progress(sys.stderr, False)
+        rows = list(self.ev.run(RunSpec(spec.name, [], spec.results), summary, fmt=self.fmt,
+                                skip=self.skip, listed=listed, progress=counter))
+        self._failure = bool(rows) and counter.instances == 0
+        return rows
 
     def _dataset(self, run: str, unit: dict[str, Any], summary: Summary
                  ) -> list[dict[str, Any]]:
@@ -302,19 +311,19 @@ class _Runs:
         self.gold = gold
         self.covered: set[str] = set()
 
-    def keep(self, row: dict[str, Any]) -> bool:
+    def keep(self, row: dict[str, Any], failure: bool) -> bool:
         """Whether a unit's row is one the local engine writes. A unit is evaluated without
-        the run's earlier inputs; an unreadable input named after an instance they covered
-        gives no row there."""
-        gid = str(row.get("gold_instance_id") or row["instance_id"])
+        the run's earlier inputs; the failure row of an unreadable input (``failure``) named
+        after an instance they covered is not written there."""
         err = row.get("error") or {}
         if row.get("status") == "error" and err.get("kind") == "missing_gold":
             return True
-        if row.get("status") == "agent_failure" and str(row.get("reason", "")).startswith(
-                "unreadable trajectory") and gid in self.covered:
+        gold = self.gold.get(str(row.get("gold_instance_id") or row["instance_id"]))
+        if gold is None:
+            return True
+        if failure and gold.instance_id in self.covered:
             return False
-        if self.gold.get(gid) is not None:
-            self.covered.add(self.gold.get(gid).instance_id)  # type: ignore[union-attr]
+        self.covered.add(gold.instance_id)
         return True
 
 
@@ -434,7 +443,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                                        writer, local, kwargs)
                 done_run = max(done_run, r - 1)
                 for row in rows:
-                    if tracked[r].keep(row):
+                    if tracked[r].keep(row, info["failure"]):
                         writer.write(row)
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.without_gold.extend(info["without_gold"])
