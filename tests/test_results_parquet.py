@@ -15,7 +15,7 @@ import ctxeval
 from ctxeval.cli import main
 from ctxeval.errors import InputError
 from ctxeval.results import read_rows
-from ctxeval.results_parquet import SCHEMA, rows_to_table, table_to_rows
+from ctxeval.results_parquet import SCHEMA, flat_row, rows_to_table, table_to_rows
 
 EX = FIXTURES / "example"
 
@@ -74,6 +74,20 @@ def test_absent_null_and_foreign_values_survive_the_round_trip():
     # A step missing keys is kept whole, outside the typed column.
     assert table.column("trajectory.steps")[1].as_py() is None
     assert json.loads(table.column("_extra")[1].as_py())["new_field"] == [1, {"x": 2}]
+
+
+def test_arrow_conversion_and_the_row_by_row_path_agree(tmp_path):
+    """Usual rows are converted by Arrow in one call; the typed row-by-row path (taken when
+    a row holds something foreign) gives the same table."""
+    _evaluate(tmp_path / "r.jsonl", "--text")
+    rows = list(read_rows(tmp_path / "r.jsonl"))
+    rows.append({"instance_id": "x", "run": "r", "preset": "strict", "status": "error",
+                 "error": {"kind": "missing_repo", "message": "m"}, "pred_file": None})
+    fast = rows_to_table(rows)
+    slow = pa.Table.from_pylist([flat_row(r) for r in rows], schema=SCHEMA)
+    assert fast.equals(slow)
+    assert fast.column("_absent")[4].as_py()[:3] == ["final_policy", "final_source",
+                                                      "gold_kind"]
 
 
 def test_report_and_compare_read_parquet_as_jsonl(tmp_path, capsys):

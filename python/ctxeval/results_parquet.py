@@ -151,10 +151,98 @@ def flat_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _kinds(t: pa.StructType) -> list[tuple[str, str, Any]]:
+    """Each field of a struct as (name, kind, detail): kind "struct" (detail: its fields'
+    kinds), "rows" (a list of structs; detail: the element's checker), or "leaf"."""
+    out: list[tuple[str, str, Any]] = []
+    for f in t:
+        if pa.types.is_struct(f.type):
+            out.append((f.name, "struct", _kinds(f.type)))
+        elif pa.types.is_list(f.type) and pa.types.is_struct(f.type.value_type):
+            out.append((f.name, "rows", _whole(f.type.value_type)))
+        else:
+            out.append((f.name, "leaf", None))
+    return out
+
+
+def _whole(t: pa.StructType) -> Any:
+    """A checker of list elements: exactly the struct's keys, at every level (absences are
+    recorded only outside lists)."""
+    keys = frozenset(f.name for f in t)
+    subs = [(f.name, _whole(f.type)) for f in t if pa.types.is_struct(f.type)]
+
+    def check(obj: Any) -> bool:
+        if not isinstance(obj, dict) or obj.keys() != keys:
+            return False
+        for name, sub in subs:
+            v = obj[name]
+            if v is not None and not sub(v):
+                return False
+        return True
+
+    return check
+
+
+def _shape(obj: dict[str, Any], kinds: list[tuple[str, str, Any]], prefix: str,
+           absent: list[str], null: list[str]) -> bool:
+    """The bookkeeping of one object against its struct's fields, looking at keys only (the
+    values' types are checked by Arrow's conversion); False where the row needs the slow path
+    (a key outside the schema, a non-object where an object belongs, a list element of
+    another shape)."""
+    seen = 0
+    for name, kind, detail in kinds:
+        if name not in obj:
+            absent.append(prefix + name)
+            continue
+        seen += 1
+        value = obj[name]
+        if kind == "struct":
+            if value is None:
+                null.append(prefix + name)
+            elif not isinstance(value, dict) or not _shape(value, detail, prefix + name + ".",
+                                                          absent, null):
+                return False
+        elif kind == "rows" and value is not None and not (
+                isinstance(value, list) and all(detail(v) for v in value)):
+            return False
+    return seen == len(obj)
+
+
+_ROW_KINDS = _kinds(ROW_TYPE)
+
+
+def _flattened(table: pa.Table) -> pa.Table:
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
+
+
 def rows_to_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
-    """Rows (as JSONL holds them, without NaN) as a table of :data:`SCHEMA`."""
-    flat = [flat_row(r) for r in rows]
-    return pa.Table.from_pylist(flat, schema=SCHEMA)
+    """Rows (as JSONL holds them, without NaN) as a table of :data:`SCHEMA`.
+
+    Rows of the usual shape are converted by Arrow in one call; a batch with anything else
+    (a foreign key, a value of another type) goes row by row through :func:`flat_row`."""
+    rows = list(rows)
+    absents: list[list[str]] = []
+    nulls: list[list[str]] = []
+    for row in rows:
+        absent: list[str] = []
+        null: list[str] = []
+        if not _shape(row, _ROW_KINDS, "", absent, null):
+            break
+        absents.append(absent)
+        nulls.append(null)
+    else:
+        try:
+            nested = pa.Table.from_struct_array(pa.array(rows, type=ROW_TYPE))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            pass
+        else:
+            flat = _flattened(nested)
+            return pa.Table.from_arrays(
+                [*flat.columns, pa.array(absents, pa.list_(_S)), pa.array(nulls, pa.list_(_S)),
+                 pa.nulls(len(rows), _S)], schema=SCHEMA)
+    return pa.Table.from_pylist([flat_row(r) for r in rows], schema=SCHEMA)
 
 
 def _set(row: dict[str, Any], path: str, value: Any) -> None:
@@ -177,26 +265,29 @@ def _drop(row: dict[str, Any], path: str) -> None:
         cur.pop(last, None)
 
 
-def _nest(flat: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for name, value in flat.items():
-        if not name.startswith("_"):
-            _set(row, name, value)
-    for path in flat.get("_null") or ():
-        _set(row, path, None)
-    for path in flat.get("_absent") or ():
-        _drop(row, path)
-    if flat.get("_extra"):
-        for path, value in orjson.loads(flat["_extra"]).items():
-            _set(row, path, value)
-    return row
+def _nested(columns: dict[str, pa.Array], t: pa.StructType, prefix: str) -> pa.StructArray:
+    arrays = [_nested(columns, f.type, prefix + f.name + ".") if pa.types.is_struct(f.type)
+              else columns[prefix + f.name] for f in t]
+    return pa.StructArray.from_arrays(arrays, fields=list(t))
 
 
 def table_to_rows(table: pa.Table) -> Iterator[dict[str, Any]]:
     """The JSONL rows a table of :data:`SCHEMA` holds, key for key, in order."""
+    table = table.cast(SCHEMA)
     for batch in table.to_batches(max_chunksize=4096):
-        for flat in batch.to_pylist():
-            yield _nest(flat)
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+        nested = _nested(columns, ROW_TYPE, "").to_pylist()
+        books = zip(columns["_absent"].to_pylist(), columns["_null"].to_pylist(),
+                    columns["_extra"].to_pylist(), strict=True)
+        for row, (absent, null, extra) in zip(nested, books, strict=True):
+            for path in null or ():
+                _set(row, path, None)
+            for path in absent or ():
+                _drop(row, path)
+            if extra:
+                for path, value in orjson.loads(extra).items():
+                    _set(row, path, value)
+            yield row
 
 
 def is_parquet(path: str | Path) -> bool:
