@@ -75,11 +75,10 @@ class StageClock:
             setattr(owner, attr, inner)
 
 
-def tree_cpu() -> float:
-    """CPU seconds used so far by this process and its descendants (Linux): the Ray instance
-    this process started (GCS, raylet, actors) and every ``git`` process, with the children
-    each of them reaped. On a shared machine, rows per CPU-second is the per-core throughput
-    that other users' load does not change; wall time is reported beside it."""
+def _tree() -> dict[int, float]:
+    """CPU seconds (user + system) of this process and each of its descendants alive now
+    (Linux): with Ray, the instance this process started (GCS, raylet, actors), and every
+    ``git`` process."""
     tick = os.sysconf("SC_CLK_TCK")
     kids: dict[int, list[int]] = {}
     cpu: dict[int, float] = {}
@@ -91,13 +90,46 @@ def tree_cpu() -> float:
         except OSError:
             continue
         kids.setdefault(int(f[1]), []).append(int(d))
-        cpu[int(d)] = sum(int(x) for x in f[11:15]) / tick  # utime stime cutime cstime
-    total, stack = 0.0, [os.getpid()]
+        cpu[int(d)] = (int(f[11]) + int(f[12])) / tick
+    out, stack = {}, [os.getpid()]
     while stack:
         pid = stack.pop()
-        total += cpu.get(pid, 0.0)
+        if pid in cpu:
+            out[pid] = cpu[pid]
         stack.extend(kids.get(pid, ()))
-    return total
+    return out
+
+
+class TreeCpu:
+    """CPU seconds the process tree spends while in the ``with`` block, sampled every
+    ``every`` seconds so that processes that end in between (Ray Data's actors when the
+    dataset is done, short ``git`` calls) are counted up to their last sample. On a shared
+    machine, rows per CPU-second is the per-core throughput other users' load does not
+    change; wall time is reported beside it."""
+
+    def __init__(self, every: float = 0.1) -> None:
+        self.every = every
+        self.seconds = 0.0
+
+    def __enter__(self) -> TreeCpu:
+        import threading
+
+        self._start = _tree()
+        self._last = dict(self._start)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every):
+            self._last.update(_tree())
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._last.update(_tree())
+        self.seconds = sum(v - self._start.get(pid, 0.0) for pid, v in self._last.items())
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -108,9 +140,9 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def measured(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     """(wall seconds, CPU seconds of the process tree, result)."""
-    c = tree_cpu()
-    t, out = timed(fn)
-    return t, tree_cpu() - c, out
+    with TreeCpu() as cpu:
+        t, out = timed(fn)
+    return t, cpu.seconds, out
 
 
 def main() -> None:

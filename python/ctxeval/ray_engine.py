@@ -51,6 +51,8 @@ from .symbols import grammar_versions
 
 #: The column of a Parquet trajectory dataset holding each row's raw record, unless told.
 RECORD_COLUMN = "trajectory"
+#: Most units one actor call evaluates (see :func:`_results`).
+UNITS_PER_CALL = 16
 EXTRA_HINT = 'the Ray engine needs the ray extra: pip install "ctxeval[ray]"'
 
 
@@ -358,8 +360,13 @@ def _results(
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False
     items = [{"seq": k, "unit": orjson.dumps(u).decode()} for k, u in enumerate(units)]
-    ds = ray.data.from_items(items, override_num_blocks=max(1, min(len(items), 4 * actors)))
-    out = ds.map_batches(_Actor, fn_constructor_kwargs=kwargs, batch_size=1,
+    # Units per actor call: one while there are few (every actor busy, a retry redoes
+    # little), up to UNITS_PER_CALL when there are many (Ray's cost per task, a few
+    # milliseconds over its processes, is then spread over hundreds of rows).
+    per_call = max(1, min(UNITS_PER_CALL, len(items) // (8 * actors)))
+    ds = ray.data.from_items(items, override_num_blocks=max(1, min(len(items) // per_call,
+                                                                   64 * actors)))
+    out = ds.map_batches(_Actor, fn_constructor_kwargs=kwargs, batch_size=per_call,
                          compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1,
                          batch_format="numpy")
     expect = 0
