@@ -451,7 +451,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                 done_run = max(done_run, r - 1)
                 for row in rows:
                     if tracked[r].keep(row, info["failure"]):
-                        writer.write(row)
+                        writer.write(row, parsed=True)
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.without_gold.extend(info["without_gold"])
                 summary.skipped_resume += info["skipped"]

@@ -142,11 +142,14 @@ class RowWriter:
             return cls(ParquetRows(path, keep), owned=True)
         return cls(path.open("ab" if resume else "wb"), owned=True)
 
-    def write(self, row: dict[str, Any]) -> None:
+    def write(self, row: dict[str, Any], *, parsed: bool = False) -> None:
+        """Write one row. ``parsed``: the row was just parsed from JSON (the Ray engine's
+        rows), so it holds nothing JSON would not (no NaN, no tuples) as it stands."""
         if isinstance(self.out, ParquetRows):
-            self.out.write(finite(row))
+            # The JSONL row exactly: orjson writes NaN/Infinity as null (see dumps_row).
+            self.out.write(row if parsed else orjson.loads(orjson.dumps(row)))
         else:
-            self.out.write(dumps_row(row))
+            self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
         status = row.get("status", "ok")
         self.counts[status] = self.counts.get(status, 0) + 1
         if status == "error":
