@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ctxeval.evaluation import extract as extract_mod
@@ -199,6 +201,18 @@ def main() -> None:
                             list(read_rows(work / "ray.parquet")))
         print(f"rows identical: {same} ({s_local.rows} local, {s_ray.rows} ray; compared in "
               f"{t_cmp:.1f}s)")
+        rows = list(read_rows(work / "ray.parquet"))
+        sent = [orjson.dumps(r) + b"\n" for r in rows]  # as the actors send them
+
+        def driver() -> None:
+            w = RowWriter.to_path(work / "driver.parquet")
+            for line in sent:
+                w.write(orjson.loads(line), parsed=True)
+            w.close()
+
+        t_drv = min(timed(driver)[0] for _ in range(2))
+        print(f"the driver's share (decode the actors' rows, write Parquet): "
+              f"{1000 * t_drv / n:.3f} ms/row, at most {n / t_drv:.0f} rows/s on its one core")
         ratio = c_ray / c_local
         wall_ratio = (n / t_local) / (n / t_ray / a.cpus)
         print(f"per-core throughput, local / ray: {ratio:.2f} by CPU time, {wall_ratio:.2f} by "
@@ -206,6 +220,7 @@ def main() -> None:
         print(json.dumps({"n": n, "cpus": a.cpus, "local_s": round(t_local, 2),
                           "local_cpu_s": round(c_local, 2), "ray_cpu_s": round(c_ray, 2),
                           "ray_s": round(t_ray, 2), "ray_start_s": round(t_init, 2),
+                          "driver_ms_per_row": round(1000 * t_drv / n, 4),
                           "per_core_ratio_cpu": round(ratio, 3),
                           "per_core_ratio_wall": round(wall_ratio, 3), "identical": same,
                           "stages_s": {k: round(v, 2) for k, v in clock.seconds.items()}}))
