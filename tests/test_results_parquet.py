@@ -4,12 +4,11 @@ reader (``read_rows``, ``report``, ``compare``, ``load_results``) gives back the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import FIXTURES, PARITY, requires_parity
+from tests.conftest import FIXTURES, PARITY, evaluate_example, requires_parity
 
 import ctxeval
 from ctxeval.cli import main
@@ -20,11 +19,7 @@ from ctxeval.results_parquet import SCHEMA, flat_row, rows_to_table, table_to_ro
 EX = FIXTURES / "example"
 
 
-def _evaluate(out: Path, *extra: str) -> None:
-    assert main(["evaluate", "--gold", str(EX / "gold.jsonl"),
-                 "--run", f"agent-a={EX / 'runs' / 'agent-a.jsonl'}",
-                 "--run", f"agent-b={EX / 'runs' / 'agent-b.jsonl'}",
-                 "--repos", str(EX / "repos"), "--out", str(out), "-q", *extra]) == 0
+_evaluate = evaluate_example
 
 
 def test_parquet_out_holds_the_jsonl_rows_key_for_key(tmp_path):

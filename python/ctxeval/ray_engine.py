@@ -38,15 +38,13 @@ import orjson
 
 from .adapters import ReadOptions
 from .errors import CtxevalError, InputError, Problem
-from .evaluation.run import REPO_CACHE_BYTES, Evaluator, RunSpec, Summary, _Progress
-from .extraction import SymbolSettings
+from .evaluation.run import RunSpec, Summary, _Progress
 from .gold import GoldSet, load_gold
 from .inputs import list_inputs
 from .model import Trajectory
 from .prepare import FinalPolicy
-from .records import RecordReader
-from .repo import RepoCache
 from .results import RowWriter, read_rows, write_meta
+from .scorer import Scorer
 from .symbols import grammar_versions
 
 #: The column of a Parquet trajectory dataset holding each row's raw record, unless told.
@@ -173,11 +171,11 @@ class UnitEvaluator:
         self.record_column = record_column
         self.on_unit = on_unit
         self._failure = False
-        self.repos = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
-                               cache_bytes=REPO_CACHE_BYTES)
-        self.ev = Evaluator(gold, self.repos, preset=preset, final_policy=final_policy,
-                            text=text, symbols=SymbolSettings(cache_dir, incremental).extractor())
-        self.records = RecordReader()
+        # The in-process scorer's warm state: the gold, repository readers, definitions.
+        self.scorer = Scorer(gold, repos, preset=preset, final=final_policy, fetch=fetch,
+                             cache_dir=cache_dir, incremental=incremental, text=text)
+        self.ev = self.scorer.evaluator
+        self.records = self.scorer.records
         self.scratch = Path(tempfile.mkdtemp(prefix="ctxeval-ray-"))
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
@@ -289,9 +287,7 @@ class UnitEvaluator:
         return rows
 
     def close(self) -> None:
-        self.ev.close()
-        self.repos.close()
-        self.records.close()
+        self.scorer.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 

@@ -64,7 +64,7 @@ class Scorer:
         self.evaluator = Evaluator(gold_set, self.repos, preset=preset, final_policy=final,
                                    symbols=SymbolSettings(cache_dir, incremental).extractor(),
                                    text=text)
-        self._records = RecordReader()
+        self.records = RecordReader()
 
     def _read(self, trajectory: Trajectory | Path | Raw, instance_id: str | None,
               fmt: str | None, name: str | None) -> ReadResult:
@@ -75,7 +75,7 @@ class Scorer:
             got = read_input(trajectory, True, fmt=fmt, options=opts)
             assert got is not None
             return got
-        return self._records.read(trajectory, instance_id=instance_id, name=name, fmt=fmt,
+        return self.records.read(trajectory, instance_id=instance_id, name=name, fmt=fmt,
                                   options=opts)
 
     def score_all(self, trajectory: Trajectory | Path | Raw, *, instance_id: str | None = None,
@@ -127,7 +127,7 @@ class Scorer:
     def close(self) -> None:
         self.evaluator.close()
         self.repos.close()
-        self._records.close()
+        self.records.close()
 
     def __enter__(self) -> Scorer:
         return self
