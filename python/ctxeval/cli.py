@@ -75,11 +75,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         for r in targets:
             r.results.append(path if sep else spec)
-    if args.jobs is not None and args.jobs < 1:
-        _err("-j/--jobs must be at least 1")
+    if args.jobs < 1 or (args.actors is not None and args.actors < 1):
+        _err("-j/--jobs and --actors must be at least 1")
         return EXIT_USAGE
-    if args.engine != "ray" and (args.address or args.record_column):
-        _err("--address and --record-column go with --engine ray")
+    if args.engine != "ray" and (args.address or args.record_column or args.actors):
+        _err("--address, --actors and --record-column go with --engine ray")
         return EXIT_USAGE
     if args.engine == "ray" and args.views:
         _err("--views is not available with --engine ray (evaluate locally for the viewer)")
@@ -98,10 +98,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             from .ray_engine import RECORD_COLUMN
             from .ray_engine import evaluate as evaluate_ray
 
-            summary = evaluate_ray(**options, jobs=args.jobs, address=args.address,
+            summary = evaluate_ray(**options, jobs=args.actors, address=args.address,
                                    record_column=args.record_column or RECORD_COLUMN)
         else:
-            summary = evaluate(**options, jobs=args.jobs or 1, views=args.views)
+            summary = evaluate(**options, jobs=args.jobs, views=args.views)
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -163,23 +163,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                    help="also write what each step displayed and edited to <out>.views.jsonl "
                         "(results.jsonl -> results.views.jsonl), for 'ctxeval view'; the rows "
                         "stay as they are")
-    p.add_argument("-j", "--jobs", type=int, metavar="N",
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="worker processes that parse definitions (default 1: this process "
                         "does); the work is shared out by file path, so one repository "
-                        "keeps every worker busy; rows are the same and keep the input order. "
-                        "With --engine ray: the actors (default: the cluster's CPUs)")
-    p.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
-                        "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
-                        "order; inputs and gold may be s3://, gs://, file:// URIs, and "
-                        "trajectory datasets (.parquet, one raw record per row)")
-    p.add_argument("--address", metavar="ADDR",
-                   help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray "
-                        "instance); --repos must be a path every node sees, or use --fetch")
-    p.add_argument("--record-column", metavar="COL",
-                   help="column of .parquet trajectory datasets holding each row's raw "
-                        "record (default: trajectory; optional columns instance_id and name "
-                        "give the id and the file name to read it as)")
+                        "keeps every worker busy; rows are the same and keep the input order")
     p.add_argument("--cache-dir", metavar="D",
                    help="keep parsed definitions here across evaluations (default: "
                         "$CTXEVAL_CACHE_DIR, else the user cache directory)")
@@ -190,6 +177,20 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "the definitions are the same)")
     p.add_argument("--resume", action="store_true",
                    help="keep the rows already in --out and evaluate only the rest")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
+                        "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
+                        "order; inputs and gold may be s3://, gs://, file:// URIs, and "
+                        "trajectory datasets (.parquet, one raw record per row)")
+    p.add_argument("--address", metavar="ADDR",
+                   help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray "
+                        "instance); --repos must be a path every node sees, or use --fetch")
+    p.add_argument("--actors", type=int, metavar="N",
+                   help="with --engine ray: the evaluating actors (default: the cluster's CPUs)")
+    p.add_argument("--record-column", metavar="COL",
+                   help="column of .parquet trajectory datasets holding each row's raw "
+                        "record (default: trajectory; optional columns instance_id and name "
+                        "give the id and the file name to read it as)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     p.set_defaults(func=_cmd_evaluate)
 
