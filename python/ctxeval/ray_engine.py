@@ -353,8 +353,19 @@ def _results(
 ) -> Iterator[tuple[list[dict[str, Any]], dict[str, Any]]]:
     """Each unit's rows and report, in input order, from an actor pool on the cluster."""
     ctx = ray.data.DataContext.get_current()
+    saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False
+    try:
+        yield from _ordered(ray, units, actors, kwargs)
+    finally:  # the process's other Ray Data work keeps its own settings
+        ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
+
+
+def _ordered(
+    ray: Any, units: list[dict[str, Any]], actors: int, kwargs: dict[str, Any]
+) -> Iterator[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """:func:`_results` under the settings it needs (input order kept)."""
     items = [{"seq": k, "unit": orjson.dumps(u).decode()} for k, u in enumerate(units)]
     # Units per actor call: one while there are few (every actor busy, a retry redoes
     # little), up to UNITS_PER_CALL when there are many (Ray's cost per task, a few
