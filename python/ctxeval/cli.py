@@ -78,8 +78,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.jobs < 1 or (args.actors is not None and args.actors < 1):
         _err("-j/--jobs and --actors must be at least 1")
         return EXIT_USAGE
-    if args.engine != "ray" and (args.address or args.record_column or args.actors):
-        _err("--address, --actors and --record-column go with --engine ray")
+    if args.engine != "ray" and (args.address or args.actors):
+        _err("--address and --actors go with --engine ray")
         return EXIT_USAGE
     if args.engine == "ray" and args.views:
         _err("--views is not available with --engine ray (evaluate locally for the viewer)")
@@ -95,11 +95,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         incremental=not args.no_incremental)
     try:
         if args.engine == "ray":
-            from .ray_engine import RECORD_COLUMN
             from .ray_engine import evaluate as evaluate_ray
 
-            summary = evaluate_ray(**options, jobs=args.actors, address=args.address,
-                                   record_column=args.record_column or RECORD_COLUMN)
+            summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
         else:
             summary = evaluate(**options, jobs=args.jobs, views=args.views)
     except CtxevalError as exc:
@@ -180,17 +178,13 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
                         "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
-                        "order; inputs and gold may be s3://, gs://, file:// URIs, and "
-                        "trajectory datasets (.parquet, one raw record per row)")
+                        "order; inputs and gold may also be s3://, gs://, file:// URIs; "
+                        "trajectory datasets (.parquet) are shared out a row group at a time")
     p.add_argument("--address", metavar="ADDR",
                    help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray "
                         "instance); --repos must be a path every node sees, or use --fetch")
     p.add_argument("--actors", type=int, metavar="N",
                    help="with --engine ray: the evaluating actors (default: the cluster's CPUs)")
-    p.add_argument("--record-column", metavar="COL",
-                   help="column of .parquet trajectory datasets holding each row's raw "
-                        "record (default: trajectory; optional columns instance_id and name "
-                        "give the id and the file name to read it as)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     p.set_defaults(func=_cmd_evaluate)
 

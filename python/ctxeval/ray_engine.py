@@ -36,8 +36,9 @@ from typing import IO, Any
 
 import orjson
 
-from .adapters import ReadOptions
-from .errors import CtxevalError, InputError, Problem
+from .adapters import ReadOptions, dataset
+from .adapters.dataset import row_trajectories
+from .errors import AdapterError, CtxevalError, InputError, Problem
 from .evaluation.run import RunSpec, Summary, _Progress
 from .gold import GoldSet, load_gold
 from .inputs import list_inputs
@@ -47,8 +48,6 @@ from .results import RowWriter, read_rows, write_meta
 from .scorer import Scorer
 from .symbols import grammar_versions
 
-#: The column of a Parquet trajectory dataset holding each row's raw record, unless told.
-RECORD_COLUMN = "trajectory"
 #: Most units one actor call evaluates (see :func:`_results`).
 UNITS_PER_CALL = 16
 EXTRA_HINT = 'the Ray engine needs the ray extra: pip install "ctxeval[ray]"'
@@ -110,14 +109,15 @@ def _row_groups(spec: str) -> list[tuple[str, int]]:
         filesystem = _filesystem(spec)[0]
         files = [u for u, _ in _remote_files(spec) or [] if _is_dataset(u)]
     else:
-        filesystem = None
-        p = Path(spec)
-        files = [str(f) for f in sorted(p.rglob("*.parquet"))] if p.is_dir() else [spec]
+        filesystem, files = None, [spec]
     out = []
     for f in files:
         local = _filesystem(f)[1] if _is_uri(f) else f
-        meta = pq.ParquetFile(local, filesystem=filesystem).metadata
-        out.extend((f, k) for k in range(meta.num_row_groups))
+        pf = pq.ParquetFile(local, filesystem=filesystem)
+        if dataset.RECORD_COLUMN not in pf.schema_arrow.names:
+            raise InputError(f"not a trajectory dataset: no column {dataset.RECORD_COLUMN!r} "
+                             "holding the records", path=f)
+        out.extend((f, k) for k in range(pf.metadata.num_row_groups))
     return out
 
 
@@ -127,7 +127,7 @@ def plan_units(runs: Sequence[RunSpec], fmt: str | None) -> list[dict[str, Any]]
     for r, spec in enumerate(runs):
         for given in spec.inputs:
             s = str(given)
-            if _is_dataset(s) and (_is_uri(s) or Path(s).exists()):
+            if _is_dataset(s) and _is_uri(s):
                 units.extend({"run": r, "kind": "dataset", "path": f, "group": g}
                              for f, g in _row_groups(s))
             elif _is_uri(s):
@@ -140,10 +140,23 @@ def plan_units(runs: Sequence[RunSpec], fmt: str | None) -> list[dict[str, Any]]
                 for item in list_inputs([s], fmt):
                     if isinstance(item, Problem):
                         units.append({"run": r, "kind": "missing", "path": s})
+                    elif fmt in (None, dataset.FORMAT) and _is_dataset(str(item[0])) \
+                            and _dataset_file(item[0]):
+                        units.extend({"run": r, "kind": "dataset", "path": str(item[0]),
+                                      "group": g} for _, g in _row_groups(str(item[0])))
                     else:
                         units.append({"run": r, "kind": "file", "path": str(item[0]),
                                       "explicit": item[1]})
     return units
+
+
+def _dataset_file(path: Path) -> bool:
+    """Whether a local file is a trajectory dataset (read a row group per unit)."""
+    try:
+        with path.open("rb") as fh:
+            return dataset.detect(path, fh.read(4))
+    except OSError:
+        return False
 
 
 def _problems(items: Sequence[Problem]) -> list[dict[str, Any]]:
@@ -162,13 +175,12 @@ class UnitEvaluator:
     def __init__(self, gold: GoldSet, runs: Sequence[RunSpec], *, repos: str | None,
                  fetch: bool, preset: str, final_policy: FinalPolicy, fmt: str | None,
                  text: bool, cache_dir: str | None, incremental: bool,
-                 skip: set[tuple[str, str]], record_column: str,
+                 skip: set[tuple[str, str]],
                  on_unit: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.runs = list(runs)
         self.fmt = fmt
         self.preset = preset
         self.skip = skip
-        self.record_column = record_column
         self.on_unit = on_unit
         self._failure = False
         # The in-process scorer's warm state: the gold, repository readers, definitions.
@@ -237,54 +249,33 @@ class UnitEvaluator:
 
     def _dataset(self, run: str, unit: dict[str, Any], summary: Summary
                  ) -> list[dict[str, Any]]:
+        """One row group of a trajectory dataset, read as the local engine reads the whole
+        file (:mod:`ctxeval.adapters.dataset`): a bad row is reported and skipped, the rows
+        name the dataset as their ``pred_file``."""
         import pyarrow.parquet as pq
 
         path = unit["path"]
         filesystem, local = _filesystem(path) if _is_uri(path) else (None, path)
         pf = pq.ParquetFile(local, filesystem=filesystem)
         names = set(pf.schema_arrow.names)
-        if self.record_column not in names:
-            raise InputError(f"no column {self.record_column!r} holding the trajectories "
-                             f"(columns: {', '.join(sorted(names))})", path=path)
-        columns = [c for c in (self.record_column, "instance_id", "name") if c in names]
+        columns = [c for c in (dataset.RECORD_COLUMN, "instance_id", "name") if c in names]
         table = pf.read_row_group(unit["group"], columns=columns)
         first = sum(pf.metadata.row_group(k).num_rows for k in range(unit["group"]))
         opts = ReadOptions(preset=self.preset, run=run)
-        rows: list[dict[str, Any]] = []
-        pending: list[Trajectory] = []
-        pending_from: str | None = None
-
-        def flush() -> None:
-            if pending:
-                rows.extend(self.ev.rows_of(pending, run, pred_file=pending_from))
-                pending.clear()
-
+        trajs: list[Trajectory] = []
         for k, rec in enumerate(table.to_pylist()):
-            where = f"{path}#{first + k}"
-            iid = rec.get("instance_id")
-            raw = rec.get(self.record_column)
-            got = self.records.read(raw if raw is not None else b"", instance_id=iid,
-                                    name=rec.get("name"), fmt=self.fmt, options=opts)
-            if got.problem is not None:
-                summary.unreadable.append(Problem(got.problem.kind, got.problem.message,
-                                                  path=where))
-                if iid and self.ev.gold.get(str(iid)) is not None:
-                    flush()
-                    rows.extend(self.ev.rows_of([], run, pred_file=where, failed=[
-                        (str(iid), f"unreadable trajectory: {got.problem.message}")]))
+            got = row_trajectories(self.records, rec, first + k, path, opts)
+            if isinstance(got, AdapterError):
+                summary.unreadable.append(got.to_problem())
                 continue
-            for traj in got.trajectories:
+            for traj in got:
                 if (run, traj.instance_id) in self.skip:
                     summary.skipped_resume += 1
                     continue
-                if pending_from != where:
-                    flush()
-                    pending_from = where
                 if self.ev.gold.get(traj.instance_id) is None:
                     summary.without_gold.append(traj.instance_id)
-                pending.append(traj)
-        flush()
-        return rows
+                trajs.append(traj)
+        return self.ev.rows_of(trajs, run, pred_file=path) if trajs else []
 
     def close(self) -> None:
         self.scorer.close()
@@ -399,12 +390,11 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              fmt: str | None = None, progress: bool = True, stream: IO[bytes] | None = None,
              argv: list[str] | None = None, text: bool = False,
              cache_dir: str | Path | None = None, incremental: bool = True,
-             address: str | None = None, record_column: str = RECORD_COLUMN,
+             address: str | None = None,
              on_unit: Callable[[dict[str, Any]], None] | None = None) -> Summary:
     """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
     order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
     the cluster to join (default: the running Ray instance, else a local one);
-    ``record_column``: the column of Parquet trajectory datasets holding the raw records.
     ``on_unit`` is called in the actor before each unit (tests kill actors with it)."""
     ray = _ray()
     t0 = time.monotonic()
@@ -432,7 +422,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                   "repos": str(repos) if repos is not None else None, "fetch": fetch,
                   "preset": preset, "final_policy": final_policy, "fmt": fmt, "text": text,
                   "cache_dir": str(cache_dir) if cache_dir is not None else None,
-                  "incremental": incremental, "skip": skip, "record_column": record_column,
+                  "incremental": incremental, "skip": skip,
                   "on_unit": on_unit}
         if stream is not None:
             writer = RowWriter(stream)
