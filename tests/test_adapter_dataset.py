@@ -51,3 +51,22 @@ def test_only_parquet_with_a_trajectory_column_is_a_dataset(tmp_path):
     with pytest.raises(AdapterError) as err:
         dataset.read(ds)
     assert err.value.line == 1 and err.value.path == str(ds)
+
+
+def test_a_json_lines_dataset_reads_as_the_parquet_one(tmp_path):
+    records = _records()
+    rows = [{"trajectory": records[0]}, {"trajectory": "garbage"}, {"other": 1},
+            *({"trajectory": orjson.dumps(r).decode(), "instance_id": r["instance_id"]}
+              for r in records[1:])]
+    jl = tmp_path / "rollouts.jsonl"
+    jl.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    assert adapters.detect(jl) is dataset
+    got = ctxeval.evaluate(EX / "gold.jsonl", {"r": jl}, repos=EX / "repos")
+    files = ctxeval.evaluate(EX / "gold.jsonl", {"r": sorted((EX / "runs").glob("*.jsonl"))},
+                             repos=EX / "repos")
+    assert [{k: v for k, v in r.items() if k != "pred_file"} for r in got.rows] == [
+        {k: v for k, v in r.items() if k != "pred_file"} for r in files.rows]
+    assert [(p.line, p.field) for p in got.summary.unreadable] == [(2, "trajectory"),
+                                                                   (3, None)]
+    # A neutral JSONL file is not a dataset.
+    assert adapters.detect(EX / "runs" / "agent-a.jsonl") is not dataset
