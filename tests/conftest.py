@@ -19,6 +19,17 @@ requires_shared = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corp
 requires_parity = pytest.mark.skipif(not PARITY.is_dir(), reason="../shared/parity is absent")
 
 
+def evaluate_example(out: Path, *extra: str) -> None:
+    """``ctxeval evaluate`` of the bundled example's two runs into ``out``."""
+    from ctxeval.cli import main
+
+    ex = FIXTURES / "example"
+    assert main(["evaluate", "--gold", str(ex / "gold.jsonl"),
+                 "--run", f"agent-a={ex / 'runs' / 'agent-a.jsonl'}",
+                 "--run", f"agent-b={ex / 'runs' / 'agent-b.jsonl'}",
+                 "--repos", str(ex / "repos"), "--out", str(out), "--quiet", *extra]) == 0
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir(tmp_path_factory):
     """Evaluations in tests use a cache directory of their own, never the user's."""

@@ -32,7 +32,7 @@ def test_stub_matches_native_module():
 
 
 def test_native_names_are_reexported():
-    api = {"evaluate", "report", "compare", "Evaluation"}
+    api = {"evaluate", "report", "compare", "Evaluation", "load_results", "Scorer", "Row"}
     assert set(ctxeval.__all__) - api == {n for n in dir(_core) if not n.startswith("_")} | {
         "__version__"}
     assert (STUB.parent / "py.typed").exists()

@@ -33,13 +33,16 @@ from ._core import (
     lines_union,
     score,
 )
-from .api import Evaluation, compare, evaluate, report
+from .api import Evaluation, compare, evaluate, load_results, report
+from .scorer import Row, Scorer
 
 __all__ = [
     "TREE_SITTER_LANGUAGE_VERSION",
     "DefinitionExtractor",
     "Evaluation",
     "LineIndex",
+    "Row",
+    "Scorer",
     "__version__",
     "bytes_difference",
     "bytes_intersection",
@@ -60,6 +63,7 @@ __all__ = [
     "lines_merge_raw",
     "lines_normalize",
     "lines_union",
+    "load_results",
     "report",
     "score",
 ]

@@ -75,8 +75,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         for r in targets:
             r.results.append(path if sep else spec)
-    if args.jobs < 1:
-        _err("-j/--jobs must be at least 1")
+    if args.jobs < 1 or (args.actors is not None and args.actors < 1):
+        _err("-j/--jobs and --actors must be at least 1")
+        return EXIT_USAGE
+    if args.engine != "ray" and (args.address or args.actors):
+        _err("--address and --actors go with --engine ray")
+        return EXIT_USAGE
+    if args.engine == "ray" and args.views:
+        _err("--views is not available with --engine ray (evaluate locally for the viewer)")
         return EXIT_USAGE
     if args.repos and not Path(args.repos).is_dir() and (Path(args.repos).exists()
                                                          or not args.fetch):
@@ -87,12 +93,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .cache import default_cache_dir
 
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    options: dict[str, Any] = dict(
+        gold=args.gold, runs=runs, repos=args.repos, out=out, preset=args.preset,
+        final_policy=args.final, all_gold=args.all_gold, fetch=args.fetch, resume=args.resume,
+        fmt=args.format, progress=not args.quiet, text=args.text, cache_dir=cache_dir,
+        incremental=not args.no_incremental)
     try:
-        summary = evaluate(gold=args.gold, runs=runs, repos=args.repos, out=out,
-                           preset=args.preset, final_policy=args.final, all_gold=args.all_gold,
-                           jobs=args.jobs, fetch=args.fetch, resume=args.resume, fmt=args.format,
-                           progress=not args.quiet, text=args.text, cache_dir=cache_dir,
-                           incremental=not args.no_incremental, views=args.views)
+        if args.engine == "ray":
+            from .ray_engine import evaluate as evaluate_ray
+
+            summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
+        else:
+            summary = evaluate(**options, jobs=args.jobs, views=args.views)
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -147,7 +159,8 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fetch", action="store_true",
                    help="clone missing repositories (blobless) into --repos")
     p.add_argument("--out", default="-", metavar="FILE",
-                   help="results JSONL (default: standard output)")
+                   help="results file: JSONL, or Parquet when FILE ends in .parquet (typed "
+                        "columns, docs/results-parquet.md); default: JSONL on standard output")
     p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
                    help="strict (default): ctxeval's conventions; contextbench: reproduce the "
                         "published ContextBench evaluator number for number")
@@ -179,6 +192,16 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "the definitions are the same)")
     p.add_argument("--resume", action="store_true",
                    help="keep the rows already in --out and evaluate only the rest")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
+                        "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
+                        "order; inputs and gold may also be s3://, gs://, file:// URIs; "
+                        "trajectory datasets (.parquet) are shared out a row group at a time")
+    p.add_argument("--address", metavar="ADDR",
+                   help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray "
+                        "instance); --repos must be a path every node sees, or use --fetch")
+    p.add_argument("--actors", type=int, metavar="N",
+                   help="with --engine ray: the evaluating actors (default: the cluster's CPUs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     p.set_defaults(func=_cmd_evaluate)
 

@@ -1,7 +1,9 @@
 """Result rows and the files that hold them (``spec/results-format.md``).
 
 Rows are written as JSONL, one per (run, instance), at full precision and never with NaN or
-Infinity; ``<out>.meta.json`` beside them records what produced them.
+Infinity, or as Parquet when the output's name ends in ``.parquet`` (:mod:`.results_parquet`:
+the same fields as typed columns); ``<out>.meta.json`` beside them records what produced them.
+Both formats are read by :func:`read_rows`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,15 @@ import orjson
 
 from ._core import __version__
 from .errors import InputError, Problem
+from .outfile import LineFile
+from .results_parquet import (
+    ParquetRows,
+    is_parquet,
+    partial_path,
+    read_schema,
+    read_table,
+    table_to_rows,
+)
 
 ROW_STATUSES = ("ok", "agent_failure", "error")
 GRANULARITIES = ("file", "symbol", "span", "line")
@@ -182,16 +193,33 @@ def row_problem(row: Any) -> tuple[str | None, str] | None:
     return None
 
 
+def _records(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of a JSONL file, or (row number, row) of a Parquet results
+    table."""
+    if not is_parquet(path):
+        yield from json_lines(path)
+        return
+    try:
+        table = read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"cannot read: {exc}", path=str(path)) from exc
+    if "instance_id" not in table.column_names:
+        _not_results(path, None)
+        raise InputError("not a results table (no instance_id column)", path=str(path))
+    yield from enumerate(table_to_rows(table), start=1)
+
+
 def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[str, Any]]:
-    """Rows of a results file, each checked against the results format: a line that is not a
-    result row is an error naming the file, line and field. A file with no result row at all
-    is an error saying what the file looks like instead (gold, trajectories, a report...),
-    unless ``allow_empty`` (an output that ``--resume`` continues).
+    """Rows of a results file, JSONL or Parquet, each checked against the results format: a
+    line (row) that is not a result row is an error naming the file, line and field. A file
+    with no result row at all is an error saying what the file looks like instead (gold,
+    trajectories, a report...), unless ``allow_empty`` (an output that ``--resume``
+    continues).
 
     Every reader of result rows (report, compare, view, --resume) reads through here, so
     that a malformed value is an error once, here, instead of a null in some table."""
     n = 0
-    lines = json_lines(path)
+    lines = _records(path)
     while True:
         try:
             lineno, row = next(lines, (0, None))
@@ -214,10 +242,20 @@ def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[s
                          "'ctxeval evaluate --out'", path=str(path))
 
 
+def hold_output(path: Path) -> LineFile:
+    """The exclusive hold on an output for one evaluation (:mod:`ctxeval.outfile`): the JSONL
+    file itself, or the partial file a Parquet output is written to (it takes the output's
+    name when complete)."""
+    return LineFile(partial_path(path) if is_parquet(path) else path)
+
+
 def check_overwritable(path: str | Path) -> None:
     """Raise an :class:`InputError` when ``path`` holds something other than result rows that
     a new evaluation would destroy (``--out gold.jsonl`` by mistake); results, an empty file, or
     a file that looks like nothing known may be overwritten."""
+    if is_parquet(path):
+        _check_parquet_overwritable(Path(path))
+        return
     try:
         with open(path, "rb") as fh:
             first = next((ln for ln in fh if ln.strip()), None)
@@ -296,19 +334,65 @@ class LineSink(Protocol):
     def write(self, data: bytes, /) -> Any: ...
 
 
-class RowWriter:
-    """Streams rows to a JSONL file (or stdout) and counts them by status."""
+def _check_parquet_overwritable(path: Path) -> None:
+    """A Parquet ``--out`` may replace results (a table with an ``instance_id`` column),
+    nothing else (gold annotations are Parquet too)."""
+    if not path.exists():
+        return
+    try:
+        columns = read_schema(path).names
+    except (OSError, ValueError):
+        columns = []
+    if "instance_id" in columns:
+        return
+    from .identify import describe
 
-    def __init__(self, out: LineSink) -> None:
+    looks = describe(path, None) or "a file that is not a results table"
+    raise InputError(f"refusing to overwrite: --out is not a results file, it looks like {looks}",
+                     path=str(path))
+
+
+class RowWriter:
+    """Streams rows to a JSONL file (or stdout), or to a Parquet file, and counts them by
+    status."""
+
+    def __init__(self, out: LineSink | ParquetRows, owned: bool = False) -> None:
         self.out = out
+        #: Whether :meth:`close` closes ``out`` (a file this writer opened).
+        self.owned = owned
         self.counts = dict.fromkeys(ROW_STATUSES, 0)
         self.errors: list[Problem] = []
 
-    def write(self, row: dict[str, Any]) -> None:
-        self.out.write(dumps_row(row))
+    @classmethod
+    def into(cls, held: LineFile, path: Path, *, resume: bool) -> RowWriter:
+        """A writer of the output ``path``, held by ``held`` (:func:`hold_output`): whole JSONL
+        lines into the held file, or a Parquet file written under the held partial name
+        (``resume`` writes the rows already there again: Parquet cannot be appended to)."""
+        if is_parquet(path):
+            keep = list(read_rows(path, allow_empty=True)) if resume and path.exists() else []
+            return cls(ParquetRows(path, keep), owned=True)
+        return cls(held)
+
+    def write(self, row: dict[str, Any], *, parsed: bool = False) -> None:
+        """Write one row. ``parsed``: the row was just parsed from JSON (the Ray engine's
+        rows), so it holds nothing JSON would not (no NaN, no tuples) as it stands."""
+        if isinstance(self.out, ParquetRows):
+            # The JSONL row exactly: orjson writes NaN/Infinity as null (see dumps_row).
+            self.out.write(row if parsed else orjson.loads(orjson.dumps(row)))
+        else:
+            self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
         status = row.get("status", "ok")
         self.counts[status] = self.counts.get(status, 0) + 1
         if status == "error":
             err = row.get("error") or {}
             self.errors.append(Problem(str(err.get("kind", "error")),
                                        f"{row.get('instance_id')}: {err.get('message', '')}"))
+
+    def flush(self) -> None:
+        if not isinstance(self.out, ParquetRows):
+            self.out.flush()
+
+    def close(self) -> None:
+        """Close the file this writer opened (a Parquet file is complete only then)."""
+        if self.owned:
+            self.out.close()

@@ -30,7 +30,15 @@ from ..outfile import LineFile
 from ..prepare import FinalPolicy, Preparer, PreparerBase
 from ..repo import RepoCache
 from ..resolved import ResolvedTable, load_resolved
-from ..results import RowWriter, check_overwritable, error_row, read_rows, write_meta
+from ..results import (
+    RowWriter,
+    check_overwritable,
+    error_row,
+    hold_output,
+    read_rows,
+    write_meta,
+)
+from ..results_parquet import is_parquet
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
 from .extract import LocalExtractor, ThreadExtractor
@@ -285,8 +293,8 @@ class Evaluator:
                            f"unreadable trajectory: {res.problem.message}")
         return out
 
-    def plan_trajectories(self, trajs: list[Trajectory], pred_file: str, ctx: _RunContext
-                          ) -> _Batch:
+    def plan_trajectories(self, trajs: list[Trajectory], pred_file: str | None,
+                          ctx: _RunContext) -> _Batch:
         """Plan trajectories read from one input."""
         out = _Batch()
         for traj in trajs:
@@ -379,17 +387,35 @@ class Evaluator:
 
     # -- one run -----------------------------------------------------------------------------
 
+    def rows_of(self, trajs: Sequence[Trajectory], run: str, *, pred_file: str | None = None,
+                failed: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+        """Rows of trajectories already read (held in memory: the in-process scorer's and the
+        Ray engine's way in), planned, extracted and scored as an input's are, in order;
+        ``failed`` are (gold instance id, reason) of records that could not be read, scored
+        first as agent failures."""
+        ctx = _RunContext(run, None, frozenset(), ResolvedTable())
+        batch = self.plan_trajectories(list(trajs), pred_file, ctx)
+        for gid, reason in reversed(failed):
+            gold = self.gold.get(gid)
+            if gold is not None:
+                batch.items.insert(0, self._plan(gold, None, run, "agent_failure", pred_file,
+                                                 reason))
+        return [row for done in self._staged(iter([batch]), ctx) for row in done.rows]
+
     def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
-            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None
+            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None,
+            listed: list[tuple[Path, bool] | Problem] | None = None
             ) -> Iterator[dict[str, Any]]:
-        """Rows of one run, in input order."""
+        """Rows of one run, in input order. ``listed``: the inputs already listed (a part of
+        the run's, as the Ray engine hands them out) instead of ``spec.inputs``."""
         resolved = ResolvedTable()
         for path in spec.results:
             resolved.update(load_resolved(path))
         ctx = _RunContext(spec.name, fmt,
                           frozenset(i for r, i in (skip or ()) if r == spec.name), resolved)
         covered: set[str] = set()
-        listed = list_inputs(spec.inputs, fmt)
+        if listed is None:
+            listed = list_inputs(spec.inputs, fmt)
         if progress is not None:
             progress.begin(spec.name, len(listed))
 
@@ -451,7 +477,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     t0 = time.monotonic()
     out_path = Path(out) if out is not None else None
     with ExitStack() as held:
-        row_file = held.enter_context(LineFile(out_path)) \
+        row_file = held.enter_context(hold_output(out_path)) \
             if stream is None and out_path is not None else None
         sidecar = held.enter_context(closing(ViewsSidecar(out_path))) \
             if views and out_path is not None else None
@@ -476,12 +502,13 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
     summary = Summary(gold_problems=list(gold_set.problems))
     skip: set[tuple[str, str]] = set()
     if row_file is not None:
+        assert out_path is not None
         if not resume:
-            check_overwritable(row_file.path)
-        summary.torn_bytes = row_file.begin(resume=resume)
-        if resume:
+            check_overwritable(out_path)
+        summary.torn_bytes = row_file.begin(resume=resume and not is_parquet(out_path))
+        if resume and out_path.exists():
             skip = {(str(r.get("run")), str(r["instance_id"]))
-                    for r in read_rows(row_file.path, allow_empty=True)}
+                    for r in read_rows(out_path, allow_empty=True)}
     if sidecar is not None:
         sidecar.begin(resume=resume)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
@@ -491,20 +518,21 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,
                           views=sidecar is not None)
     bar = _Progress(sys.stderr, progress)
-    fh: IO[bytes] | LineFile = stream if stream is not None else \
-        row_file if row_file is not None else sys.stdout.buffer
-    writer = RowWriter(fh)
+    writer = RowWriter(stream) if stream is not None else \
+        RowWriter.into(row_file, out_path, resume=resume) \
+        if row_file is not None and out_path is not None else RowWriter(sys.stdout.buffer)
     try:
         for spec in runs:
             for row in evaluator.run(spec, summary, fmt=fmt, skip=skip, progress=bar):
                 if sidecar is not None:
                     sidecar.take(row)
                 writer.write(row)
-            fh.flush()
+            writer.flush()
     finally:
         bar.done()
         evaluator.close()
         repo_cache.close()
+        writer.close()
     summary.rows = writer.counts
     summary.notes = evaluator.notes
     summary.uncovered_by_any = sum(1 for g in gold_set.instances
