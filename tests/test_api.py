@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import ctxeval
@@ -44,3 +46,11 @@ def test_report_and_compare_objects():
     comps = ctxeval.compare(rows, baseline="agent-a", metrics=["final.line.f1"], n=200)
     assert len(comps) == 1 and isinstance(comps[0], Comparison)
     assert comps[0].n_pairs == 2
+
+
+def test_an_evaluation_without_rows_returns_no_rows(tmp_path: Path) -> None:
+    """Nothing readable in the run: the API gives an empty result (the command exits 1)."""
+    out = tmp_path / "r.jsonl"
+    res = ctxeval.evaluate(EX / "gold.jsonl", {"a": str(EX / "gold.jsonl")}, EX / "repos",
+                           out=out)
+    assert res.rows == [] and out.read_bytes() == b"" and res.summary.unreadable

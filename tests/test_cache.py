@@ -160,9 +160,14 @@ def test_version_changes_invalidate(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                             lambda d: "99.0" if d == "tree-sitter-python" else real(d))
         assert fresh_namespace() != before
         assert c.get(PY_ID, "python", "strict") is None
-        monkeypatch.setattr(cache_mod, "_version",
-                            lambda d: "99.0" if d == "tree-sitter" else real(d))
+        monkeypatch.undo()
+        # The native runtime is fixed by the ctxeval version, which the namespace holds.
+        monkeypatch.setattr(cache_mod, "_ctxeval_version", lambda: "99.0")
         assert fresh_namespace() != before
+        monkeypatch.undo()
+        monkeypatch.setattr(cache_mod, "TREE_SITTER_LANGUAGE_VERSION", 99)
+        assert fresh_namespace() != before
+        monkeypatch.undo()
         monkeypatch.setattr(cache_mod, "_version",
                             lambda d: "99.0" if d == "tree-sitter-ruby" else real(d))
         assert fresh_namespace() == before  # another grammar's version does not matter

@@ -98,7 +98,7 @@ def test_meta_sidecar(tmp_path):
     assert code == 0
     assert meta["preset"] == "strict" and meta["final_policy"] == "declared"
     assert meta["gold_sources"][0]["sha256"] and len(meta["gold_sources"][0]["sha256"]) == 64
-    assert "tree-sitter" in meta["grammars"]
+    assert "tree-sitter-abi" in meta["grammars"] and "tree-sitter-python" in meta["grammars"]
 
 
 def test_failures_are_rows_and_the_run_finishes(tmp_path):

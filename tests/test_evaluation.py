@@ -1,17 +1,16 @@
 """The staged evaluator (``ctxeval.evaluation``): plan → extract → score.
 
-Rows must not depend on how definitions were extracted: in this process or in workers, from
-scratch or incrementally, from the disk cache or not, with a worker killed half-way. The
+Rows must not depend on how definitions were extracted: in the calling thread or on native
+threads, from scratch or incrementally, from the disk cache or not, with the background
+extraction failing half-way; and nothing the evaluation starts may outlive it. The
 workload is the benchmark's synthetic one (git repositories whose files change by a few lines
 from commit to commit), kept small.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxeval.evaluation.extract import PathShards, ordered
+from conftest import child_pids, process_alive, workload_module
+from ctxeval.evaluation.extract import ordered
 from ctxeval.evaluation.plan import needs, plan_item
 from ctxeval.evaluation.run import Evaluator, RunSpec, Summary, evaluate
 from ctxeval.extraction import SymbolExtractor
@@ -28,25 +28,11 @@ from ctxeval.gold import load_gold
 from ctxeval.prepare import Preparer
 from ctxeval.repo import RepoCache
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _workload_module():
-    name = "ctxeval_bench_workload"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "workload.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.fixture(scope="module")
 def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("workload")
-    _workload_module().generate(out, instances=12, runs=2, repos=2, files_per_repo=12, seed=3)
+    workload_module().generate(out, instances=12, runs=2, repos=2, files_per_repo=12, seed=3)
     return out
 
 
@@ -68,64 +54,63 @@ def test_rows_do_not_depend_on_how_definitions_were_found(workload: Path, tmp_pa
     assert _evaluate(workload, tmp_path / "e.jsonl", jobs=2, cache_dir=cache) == base  # cold
     assert _evaluate(workload, tmp_path / "f.jsonl", cache_dir=cache) == base  # warm
     meta = json.loads((tmp_path / "c.jsonl.meta.json").read_text())
-    # The workers did the parsing, and their counts reach the sidecar.
+    # The native threads did the parsing, incrementally, and the counts reach the sidecar.
     assert meta["symbol_stats"]["parsed"] > 0 and meta["symbol_stats"]["incremental"] > 0
     warm = json.loads((tmp_path / "f.jsonl.meta.json").read_text())["symbol_stats"]
     assert warm["parsed"] == 0 and warm["disk_cached"] > 0
 
 
-def test_a_worker_killed_mid_run_changes_no_row(workload: Path, tmp_path: Path) -> None:
+def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     base = _evaluate(workload, tmp_path / "base.jsonl")
     gold = load_gold([workload / "gold.jsonl"])
     runs = sorted((workload / "runs").glob("*.jsonl"))
     from ctxeval.results import dumps_row
 
+    symbols = SymbolExtractor(incremental=True)
+    calls = []
+    real = symbols.get_many
+
+    def failing(items, threads=1):
+        calls.append(len(items))
+        if len(calls) == 2:
+            raise MemoryError("injected")
+        return real(items, threads)
+
+    monkeypatch.setattr(symbols, "get_many", failing)
     with RepoCache(workload / "repos") as repos, \
-            Evaluator(gold, repos, jobs=2, symbols=SymbolExtractor(incremental=True)) as ev:
-        pids = ev._extract_stage().pool.pids()  # type: ignore[union-attr]
-        assert len(pids) == 2
+            Evaluator(gold, repos, jobs=2, symbols=symbols) as ev:
         lines = []
         summary = Summary()
-        for k, r in enumerate(runs):
-            for row in ev.run(RunSpec(r.stem, [str(r)]), summary):
-                if k == 0 and not lines:
-                    os.kill(pids[0], signal.SIGKILL)
-                lines.append(dumps_row(row))
-        assert ev.notes and "worker process failed" in ev.notes[0]
+        for r in runs:
+            lines.extend(dumps_row(row) for row in ev.run(RunSpec(r.stem, [str(r)]), summary))
+        assert ev.notes and "background extraction failed (MemoryError: injected)" in ev.notes[0]
+    assert len(calls) == 2  # after the failure, extraction moved to the calling thread
     assert b"".join(lines) == base
 
 
-def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
-    """However the evaluation ends (SIGKILL included), no worker process stays behind."""
-    code = (
-        "import sys, time\n"
-        "from ctxeval.evaluation.workers import ExtractPool\n"
-        "from ctxeval.extraction import SymbolSettings\n"
-        "pool = ExtractPool(2, SymbolSettings())\n"
-        "print(' '.join(map(str, pool.pids())), flush=True)\n"
-        "time.sleep(60)\n"
-    )
-    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                          text=True) as proc:
-        assert proc.stdout is not None
-        pids = [int(p) for p in proc.stdout.readline().split()]
-        assert len(pids) == 2
+def test_nothing_outlives_a_killed_evaluation(workload: Path, tmp_path: Path) -> None:
+    """However the evaluation ends (SIGKILL included), no process it started stays behind:
+    extraction runs on threads, and each git reader exits when its pipe closes."""
+    cmd = [sys.executable, "-m", "ctxeval", "evaluate", "--gold", str(workload / "gold.jsonl"),
+           "--repos", str(workload / "repos"), "-q", "--no-cache", "-j", "2",
+           "--out", str(tmp_path / "out.jsonl")]
+    cmd += [f"--run={r.stem}={r}" for r in sorted((workload / "runs").glob("*.jsonl"))]
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        children: set[int] = set()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None and not children:
+            children = child_pids(proc.pid)
+            time.sleep(0.002)
+        if proc.poll() is not None:
+            pytest.skip("the evaluation finished before a child process was seen")
         proc.kill()
     deadline = time.monotonic() + 20
-    alive = pids
+    alive = children
     while alive and time.monotonic() < deadline:
         time.sleep(0.1)
-        alive = [p for p in pids if _alive(p)]
-    assert alive == []
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for a parent that is gone counts as ended)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+        alive = {p for p in children if process_alive(p)}
+    assert alive == set()
 
 
 def test_needs_list_each_blob_once_and_skip_what_is_known(workload: Path) -> None:
@@ -158,29 +143,14 @@ def test_needs_list_each_blob_once_and_skip_what_is_known(workload: Path) -> Non
         assert needs(items, SymbolExtractor(), "strict", pending=set(keys)) == []
 
 
-def test_path_shards_keep_a_path_on_one_worker_and_spread_new_paths() -> None:
-    shards = PathShards(2)
-    # New paths go largest first to the least loaded worker: a (100) then b (60) and c (50).
-    homes = shards.assign([(("r", "c.py"), 50), (("r", "a.py"), 100), (("r", "b.py"), 60)])
-    assert homes[1] != homes[2] == homes[0]
-    assert sorted(shards.load) == [100, 110]
-    # A path's later versions stay where it began, whatever the load.
-    assert shards.assign([(("r", "a.py"), 500), (("r", "c.py"), 5)]) == [homes[1], homes[0]]
-    a, c = homes[1], homes[0]
-    assert shards.load[a] == 600 and shards.load[c] == 115
-    # Versions of one path first seen together count once, together.
-    (d1, d2) = shards.assign([(("r", "d.py"), 10), (("r", "d.py"), 10)])
-    assert d1 == d2 == c
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stopped_evaluation_leaves_complete_rows_no_process_and_resumes(
         tmp_path: Path, sig: signal.Signals) -> None:
     """A job scheduler's SIGTERM (or SIGHUP) stops ``-j 2`` as Ctrl-C does: exit 128+N, only
-    whole rows written, no worker left holding the caller's pipes (``communicate`` returns),
+    whole rows written, no process left holding the caller's pipes (``communicate`` returns),
     and ``--resume`` completes the run to exactly the rows of an uninterrupted one."""
     wl = tmp_path / "wl"
-    _workload_module().generate(wl, instances=60, runs=3, repos=2, files_per_repo=20, seed=5)
+    workload_module().generate(wl, instances=60, runs=3, repos=2, files_per_repo=20, seed=5)
     base = [sys.executable, "-m", "ctxeval", "evaluate", "--gold", str(wl / "gold.jsonl"),
             "--repos", str(wl / "repos"), "-q", "--no-cache", "-j", "2"]
     for r in sorted((wl / "runs").glob("*.jsonl")):

@@ -2,31 +2,27 @@
 
 The edits are checked on their own (applied to the bytes they reproduce the new version, and
 every point they state is where that byte is), then the definitions of incrementally parsed
-versions are compared with :func:`ctxeval.symbols.extract` over random line edits of real
-source files in several languages (the parity suite's toy repositories) and of hand-written
-ones, through chains of versions, under both presets.
+versions (the native core's :class:`ctxeval._core.DefinitionExtractor`, each version of a path
+re-parsed from the tree of the one before and re-using its definitions) are compared with
+:func:`ctxeval.symbols.extract` over random line edits of real source files in several
+languages (the parity suite's toy repositories) and of hand-written ones, through chains of
+versions, under both presets.
 """
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import PARITY, requires_parity
+from ctxeval import _core
 from ctxeval.extraction import SymbolExtractor
-from ctxeval.incremental import (
-    compute_edits,
-    definitions,
-    edit_tree,
-    extract_incremental,
-    parse,
-    reparse,
-)
-from ctxeval.symbols import PRESETS, _load, _parser, extract, language_for_path
+from ctxeval.grammars import register
+from ctxeval.symbols import PRESETS, Definition, definitions, extract, language_for_path
 
 # Small sources for languages the parity repositories do not cover; bodies vary so that
 # line edits move definitions in and out of each other.
@@ -118,8 +114,39 @@ def _parity_sources() -> dict[str, bytes]:
 
 _PARITY = _parity_sources()
 _ALL = {**_HANDWRITTEN, **_PARITY}
-_RAW_CLEAN = [0]  # versions whose raw incremental tree had no error (checked directly)
-_COUNTS: dict[str, int] = {}  # top-level nodes whose definitions were re-used / queried
+_COUNTS: dict[str, int] = {}  # definitions re-used, changed ranges queried, over the chains
+
+
+class Edit(NamedTuple):
+    start_byte: int
+    old_end_byte: int
+    new_end_byte: int
+    start_point: tuple[int, int]
+    old_end_point: tuple[int, int]
+    new_end_point: tuple[int, int]
+
+
+def compute_edits(old: bytes, new: bytes) -> list[Edit]:
+    return [Edit(*e) for e in _core.line_edits(old, new)]
+
+
+class Chain:
+    """Versions of one file through the native core's incremental extraction: each re-parsed
+    from the tree of the one before, re-using its definitions (``scratch_fraction``: past that
+    share of changed bytes a version is parsed from scratch; by default never)."""
+
+    def __init__(self, path: str, preset: str, scratch_fraction: float = float("inf")) -> None:
+        lang = language_for_path(path)
+        assert lang is not None
+        self.path, self.lang, self.preset = path, lang, preset
+        self.native = _core.DefinitionExtractor(1 << 40, scratch_fraction, 1 << 40)
+        assert register(self.native, lang)
+
+    def next(self, data: bytes) -> list[Definition] | None:
+        return definitions(self.native.extract(self.lang, self.preset, self.path, data))
+
+    def counts(self) -> dict[str, int]:
+        return {k: int(v) for k, v in self.native.stats().items()}
 
 
 def _point(doc: bytes, offset: int) -> tuple[int, int]:
@@ -205,28 +232,13 @@ def _versions(draw: st.DrawFn, sources: dict[str, bytes]) -> tuple[str, list[byt
 
 def _check_chain(path: str, versions: list[bytes]) -> None:
     for preset in PRESETS:
-        lang = language_for_path(path)
-        assert lang is not None
-        got = extract_incremental(versions[0], lang, preset)
-        assert got is not None
-        defs, tree = got
-        assert defs == extract(versions[0], path, preset=preset)
-        for prev, new in itertools.pairwise(versions):
-            _check_edits(prev, new)
-            fresh = extract(new, path, preset=preset)
-            # The raw incremental tree (before any fallback) when it parsed cleanly.
-            raw = _parser(lang, _load(lang).language).parse(
-                new, edit_tree(tree, compute_edits(prev, new)))
-            if not raw.root_node.has_error:
-                _RAW_CLEAN[0] += 1
-                assert definitions(raw, lang, preset) == fresh, (path, preset)
-            # Re-parsed only, and re-parsed with the earlier definitions re-used.
-            got = extract_incremental(new, lang, preset, (prev, tree))
-            assert got is not None and got[0] == fresh, (path, preset)
-            got = extract_incremental(new, lang, preset, (prev, tree), defs, _COUNTS)
-            assert got is not None
-            defs, tree = got
-            assert defs == fresh, (path, preset)
+        chain = Chain(path, preset)
+        for k, new in enumerate(versions):
+            if k:
+                _check_edits(versions[k - 1], new)
+            assert chain.next(new) == extract(new, path, preset=preset), (path, preset, k)
+        for key, v in chain.counts().items():
+            _COUNTS[key] = _COUNTS.get(key, 0) + v
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -258,33 +270,28 @@ def test_real_edit_reuses_the_tree_and_keeps_definitions() -> None:
                       b'def money(amount, currency="EUR", places=2):')
     new = new.replace(b"    return name.strip().title()\n",
                       b"    name = name.strip()\n    return name.title()\n")
-    parser = _parser("python", _load("python").language)
-    old_tree = parser.parse(old)
-    tree = reparse(parser, old_tree, old, new)
-    assert not tree.root_node.has_error
     assert len(compute_edits(old, new)) == 2
-    old_defs = extract(old, path)
-    counts: dict[str, int] = {}
-    got = extract_incremental(new, "python", "strict", (old, old_tree), old_defs, counts)
-    assert got is not None
-    defs = got[0]
+    chain = Chain(path, "strict")
+    assert chain.next(old) == extract(old, path)
+    defs = chain.next(new)
     assert defs == extract(new, path)
     # The query ran over the two changed intervals only (the edited lines of money and
     # label); table, untouched, was carried over from the old definitions, a line lower.
-    assert counts == {"reused": 1, "queried": 2}
+    counts = chain.counts()
+    assert (counts["incremental"], counts["reused"], counts["queried"]) == (1, 1, 2)
     # fmt.py defines money (lines 7-9), label (12-14) and table (17-22); label is now one
     # line longer and table moves down by one.
-    assert [(d.name, d.start_line, d.end_line) for d in defs] == [
+    assert [(d.name, d.start_line, d.end_line) for d in defs or []] == [
         ("money", 7, 9), ("label", 12, 15), ("table", 18, 23)]
 
 
 def test_broken_version_falls_back_to_a_fresh_parse() -> None:
     old = _HANDWRITTEN["app/models.py"]
     new = old.replace(b"def helper(x):", b"def helper(x:")
-    tree = parse(old, "python")
-    assert tree is not None
-    got = extract_incremental(new, "python", "strict", (old, tree))
-    assert got is not None and got[0] == extract(new, "app/models.py")
+    chain = Chain("app/models.py", "strict")
+    chain.next(old)
+    assert chain.next(new) == extract(new, "app/models.py")
+    assert chain.counts()["reused"] == 0  # an error in the re-parsed tree: searched whole
 
 
 def test_extractor_reuses_trees_per_path(tmp_path: Path) -> None:
@@ -304,30 +311,27 @@ def test_extractor_reuses_trees_per_path(tmp_path: Path) -> None:
 
 def test_extractor_tree_memory_is_bounded() -> None:
     ex = SymbolExtractor(incremental=True, tree_bytes=600)
+    sizes = []
     for i, path in enumerate(sorted(_HANDWRITTEN)):
         ex.get(f"{i:040x}", _HANDWRITTEN[path], path)
-    assert ex._trees_size <= 600
-    assert len(ex._trees) < len(_HANDWRITTEN)
+        sizes.append(ex._native.stats()["kept_bytes"])
+    assert max(sizes) <= 600
+    assert sizes[-1] < sum(len(v) for v in _HANDWRITTEN.values() if len(v) <= 600)
 
 
 @pytest.mark.parametrize("path", sorted(_HANDWRITTEN))
 def test_unchanged_bytes_give_the_same_definitions(path: str) -> None:
     data = _ALL[path]
-    lang = language_for_path(path)
-    assert lang is not None
-    tree = parse(data, lang)
-    assert tree is not None
-    got = extract_incremental(data, lang, "strict", (data, tree))
-    assert got is not None and got[0] == extract(data, path)
+    chain = Chain(path, "strict")
+    assert chain.next(data) == chain.next(data) == extract(data, path)
 
 
-def test_random_chains_mostly_exercise_the_raw_incremental_tree() -> None:
+def test_random_chains_mostly_exercise_reuse() -> None:
     """Guard against a generator that only ever produces broken code (then only the fresh
     fallback would be compared)."""
-    before = _RAW_CLEAN[0]
-    reused = _COUNTS.get("reused", 0)
+    reused, incremental = _COUNTS.get("reused", 0), _COUNTS.get("incremental", 0)
     test_incremental_equals_fresh_on_handwritten_sources()
-    assert _RAW_CLEAN[0] - before >= 50
+    assert _COUNTS["incremental"] - incremental >= 100
     assert _COUNTS["reused"] - reused >= 50  # earlier definitions were really re-used
 
 
@@ -399,21 +403,18 @@ def test_incremental_equals_fresh_on_versions_of_realistic_files() -> None:
     for lang in sorted(wl._LANGS):
         f = wl.make_file(f"src/m/mod_{lang}{wl._LANGS[lang].ext}", lang, rng.randrange(300, 900),
                          rng)
-        data = b"".join(f.lines)
-        state = {p: extract_incremental(data, language_for_path(f.path) or "", p)
-                 for p in PRESETS}
+        chains = {p: Chain(f.path, p) for p in PRESETS}
+        for p, chain in chains.items():
+            assert chain.next(b"".join(f.lines)) == extract(b"".join(f.lines), f.path, preset=p)
         for _ in range(6):
             wl.mutate(f, rng)
             new = b"".join(f.lines)
-            for preset, got in state.items():
-                assert got is not None
-                nxt = extract_incremental(new, language_for_path(f.path) or "", preset,
-                                          (data, got[1]), got[0], counts)
-                assert nxt is not None
-                assert nxt[0] == extract(new, f.path, preset=preset), (lang, preset)
-                state[preset] = nxt
+            for preset, chain in chains.items():
+                assert chain.next(new) == extract(new, f.path, preset=preset), (lang, preset)
                 checked += 1
-            data = new
+        for chain in chains.values():
+            for key, v in chain.counts().items():
+                counts[key] = counts.get(key, 0) + v
     assert checked == 8 * 6 * 2
     assert counts["reused"] > counts["queried"]  # most of each file was not searched again
 
@@ -424,28 +425,25 @@ def test_function_bound_by_its_parent_survives_an_edit_next_to_the_parent() -> N
     assignment around it, which meets the change; it must be found again, not dropped."""
     old = _HANDWRITTEN["web/main.js"]
     new = old.replace(b"}\n\nQueue.prototype", b"}\n\n\nQueue.prototype")
-    first = extract_incremental(old, "javascript", "strict")
-    assert first is not None
-    got = extract_incremental(new, "javascript", "strict", (old, first[1]), first[0])
-    assert got is not None and got[0] == extract(new, "web/main.js")
-    assert ("function_expression", "push", 8) in {(d.kind, d.name, d.start_line) for d in got[0]}
+    chain = Chain("web/main.js", "strict")
+    chain.next(old)
+    got = chain.next(new)
+    assert got == extract(new, "web/main.js")
+    assert chain.counts()["reused"] > 0
+    assert ("function_expression", "push", 8) in {(d.kind, d.name, d.start_line) for d in got}
 
 
 def test_a_rewritten_file_is_parsed_from_scratch() -> None:
-    """Past SCRATCH_FRACTION of changed bytes nothing is re-used (it would cost more than a
-    fresh parse); below it the same pair re-uses definitions."""
-    from ctxeval.incremental import SCRATCH_FRACTION
-
+    """Past the scratch fraction of changed bytes nothing is re-used (it would cost more than
+    a fresh parse); below it the same pair re-uses definitions. The default is 0.3 (measured
+    on real histories, docs/performance.md)."""
     old = _HANDWRITTEN["app/models.py"]
     new = old.replace(b"class Child(Base):", b"class Kid(Base):")
-    first = extract_incremental(old, "python", "strict")
-    assert first is not None
     changed = sum((e.old_end_byte - e.start_byte) + (e.new_end_byte - e.start_byte)
                   for e in compute_edits(old, new)) / len(new)
-    assert changed < SCRATCH_FRACTION
-    for fraction, reused in ((SCRATCH_FRACTION, True), (changed / 2, False)):
-        counts: dict[str, int] = {}
-        got = extract_incremental(new, "python", "strict", (old, first[1]), first[0], counts,
-                                  scratch_fraction=fraction)
-        assert got is not None and got[0] == extract(new, "app/models.py")
-        assert bool(counts.get("reused")) is reused
+    assert changed < 0.3
+    for fraction, reused in ((0.3, True), (changed / 2, False)):
+        chain = Chain("app/models.py", "strict", fraction)
+        chain.next(old)
+        assert chain.next(new) == extract(new, "app/models.py")
+        assert bool(chain.counts()["reused"]) is reused

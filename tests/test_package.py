@@ -32,7 +32,7 @@ def test_stub_matches_native_module():
 
 
 def test_native_names_are_reexported():
-    api = {"evaluate", "report", "compare", "Evaluation"}
+    api = {"evaluate", "report", "compare", "Evaluation", "load_results", "Scorer", "Row"}
     assert set(ctxeval.__all__) - api == {n for n in dir(_core) if not n.startswith("_")} | {
         "__version__"}
     assert (STUB.parent / "py.typed").exists()
@@ -133,15 +133,16 @@ def test_no_import_cycles():
 
 
 def test_definitions_are_found_in_one_direction():
-    """symbols (parsing) ← incremental (re-parsing) and cache (disk) ← extraction (the three
-    together): none of them imports one above it."""
+    """grammars (what the native core is given) ← symbols (parsing) ← cache (disk) ←
+    extraction (memory, disk and the native core together): none of them imports one above
+    it."""
     modules = _modules()
-    layers = ["ctxeval.symbols", "ctxeval.incremental", "ctxeval.cache", "ctxeval.extraction"]
+    layers = ["ctxeval.grammars", "ctxeval.symbols", "ctxeval.cache", "ctxeval.extraction"]
     allowed = {
-        "ctxeval.symbols": set(),
-        "ctxeval.incremental": {"ctxeval.symbols"},
-        "ctxeval.cache": {"ctxeval.symbols"},
-        "ctxeval.extraction": {"ctxeval.symbols", "ctxeval.incremental", "ctxeval.cache"},
+        "ctxeval.grammars": set(),
+        "ctxeval.symbols": {"ctxeval.grammars"},
+        "ctxeval.cache": {"ctxeval.grammars", "ctxeval.symbols"},
+        "ctxeval.extraction": {"ctxeval.grammars", "ctxeval.symbols", "ctxeval.cache"},
     }
     for module in layers:
         assert _package_imports(module, modules) & set(layers) == allowed[module], module

@@ -443,7 +443,8 @@ def test_format_symbols_and_json() -> None:
 
 def test_grammar_versions() -> None:
     versions = grammar_versions()
-    assert re.fullmatch(r"\d+\.\d+.*", versions["tree-sitter"])
+    assert re.fullmatch(r"\d+", versions["tree-sitter-abi"])
+    assert re.fullmatch(r"\d+\.\d+.*", versions["tree-sitter-python"])
     assert "tree-sitter-python" in versions and "tree-sitter-swift" in versions
 
 

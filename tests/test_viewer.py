@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, PARITY, requires_parity
+from conftest import FIXTURES, PARITY, evaluate_example, requires_parity
 from ctxeval import _core
 from ctxeval.cli import main
 from ctxeval.pipeline import RunSpec, evaluate
@@ -25,11 +25,7 @@ from ctxeval.views_sidecar import short_action, sidecar_path
 EX = FIXTURES / "example"
 
 
-def _evaluate(out: Path, *extra: str) -> None:
-    assert main(["evaluate", "--gold", str(EX / "gold.jsonl"),
-                 "--run", f"agent-a={EX / 'runs' / 'agent-a.jsonl'}",
-                 "--run", f"agent-b={EX / 'runs' / 'agent-b.jsonl'}",
-                 "--repos", str(EX / "repos"), "--out", str(out), "--quiet", *extra]) == 0
+_evaluate = evaluate_example
 
 
 @pytest.fixture(scope="module")

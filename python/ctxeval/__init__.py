@@ -1,15 +1,17 @@
 """ctxeval: score how coding agents find context.
 
-The native core (:mod:`ctxeval._core`, Rust) does all interval and metric arithmetic; it is
-re-exported here. The Python layer reads inputs (gold, trajectories, repositories), reports and
-drives the command line; :func:`evaluate`, :func:`report` and :func:`compare` mirror the
-``ctxeval`` commands::
+The native core (:mod:`ctxeval._core`, Rust) does all interval and metric arithmetic, and
+parses and names definitions; it is re-exported here. The Python layer reads inputs (gold,
+trajectories, repositories), reports and drives the command line; :func:`evaluate`,
+:func:`report` and :func:`compare` mirror the ``ctxeval`` commands::
 
     result = ctxeval.evaluate("gold.jsonl", {"agent-a": "runs/a"}, repos="repos")
     print(ctxeval.reports.render(result.report(), "md"))
 """
 
 from ._core import (
+    TREE_SITTER_LANGUAGE_VERSION,
+    DefinitionExtractor,
     LineIndex,
     __version__,
     bytes_difference,
@@ -31,11 +33,16 @@ from ._core import (
     lines_union,
     score,
 )
-from .api import Evaluation, compare, evaluate, report
+from .api import Evaluation, compare, evaluate, load_results, report
+from .scorer import Row, Scorer
 
 __all__ = [
+    "TREE_SITTER_LANGUAGE_VERSION",
+    "DefinitionExtractor",
     "Evaluation",
     "LineIndex",
+    "Row",
+    "Scorer",
     "__version__",
     "bytes_difference",
     "bytes_intersection",
@@ -56,6 +63,7 @@ __all__ = [
     "lines_merge_raw",
     "lines_normalize",
     "lines_union",
+    "load_results",
     "report",
     "score",
 ]

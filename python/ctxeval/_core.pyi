@@ -8,9 +8,35 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal, TypedDict
 
 __version__: str
+#: The newest tree-sitter language ABI the native runtime reads.
+TREE_SITTER_LANGUAGE_VERSION: int
 
 Preset = Literal["strict", "contextbench"]
 LineTriple = tuple[int, int, int | None]
+
+DefinitionTuple = tuple[str, str, str, int, int, int, int]
+
+class DefinitionExtractor:
+    """Definitions of file versions: parsing, the query pass and naming in native code with the
+    GIL released; the versions of one key (path) re-parsed from one another; different keys on
+    different threads in :meth:`extract_many`."""
+
+    def __init__(self, tree_bytes: int | None = None, scratch_fraction: float | None = None,
+                 scratch_edits: int | None = None) -> None: ...
+    def add_grammar(self, name: str, language: object,
+                    presets: Sequence[tuple[str, str, bool, Sequence[str]]]) -> None:
+        """Register a language: a grammar package's ``language()`` capsule and, per preset,
+        ``(name, query source, heuristic naming, parent-dependent node types)``."""
+    def has_grammar(self, name: str) -> bool: ...
+    def extract(self, lang: str, preset: str, key: str, data: bytes
+                ) -> list[DefinitionTuple] | None:
+        """``(kind, name, qualified_name, start_line, end_line, start_byte, end_byte)`` sorted
+        by bytes; None for an unregistered language or a failed parse."""
+    def extract_many(self, items: Sequence[tuple[str, str, str, bytes]], threads: int = 1
+                     ) -> list[list[DefinitionTuple] | None]:
+        """:meth:`extract` of many ``(lang, preset, key, data)``, in order, on ``threads``."""
+    def stats(self) -> dict[str, int]:
+        """``parsed``, ``incremental``, ``reused``, ``queried``, ``kept_bytes``."""
 
 class LineIndex:
     """Line ↔ byte mapping of one file's exact bytes; lines include their newline."""

@@ -20,6 +20,7 @@ from .pipeline import RunSpec, Summary
 from .pipeline import evaluate as _evaluate
 from .prepare import FinalPolicy
 from .reports import Report, build_exploration, build_leaderboard, load_rows, render
+from .results import read_rows
 
 Rows = Sequence[Mapping[str, Any]]
 Paths = str | Path | Sequence[str | Path]
@@ -59,8 +60,8 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
              preset: str = "strict", final: FinalPolicy = "declared", all_gold: bool = False,
              jobs: int = 1, fetch: bool = False, resume: bool = False, text: bool = False,
              results: Mapping[str, Paths] | None = None, cache_dir: str | Path | None = None,
-             incremental: bool = True, progress: bool = False, views: bool = False
-             ) -> Evaluation:
+             incremental: bool = True, progress: bool = False, views: bool = False,
+             engine: str = "local", address: str | None = None) -> Evaluation:
     """Score agent runs against gold, as ``ctxeval evaluate`` does.
 
     ``runs`` maps run names to their inputs (files, directories, globs), or is a list of
@@ -68,7 +69,9 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     resolved status. The rows are returned and, with ``out``, also written there (with the
     ``.meta.json`` sidecar). ``cache_dir`` keeps parsed definitions on disk (None: no disk cache).
     ``views`` (with ``out``) also writes what each step displayed to ``<out>.views.jsonl``, for
-    ``ctxeval view`` (``docs/viewer.md``).
+    ``ctxeval view`` (``docs/viewer.md``). ``engine="ray"`` evaluates on a Ray cluster
+    (``address``, default the running or a local Ray instance; ``jobs`` actors), the same rows
+    (``docs/scaling.md``); ``out`` ending in ``.parquet`` writes Parquet.
     """
     specs = _runs(runs)
     for name, paths in (results or {}).items():
@@ -76,14 +79,54 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
             if spec.name == name:
                 spec.results.extend(_paths(paths))
     buf = None if out is not None else io.BytesIO()
-    summary = _evaluate(gold=_paths(gold), runs=specs, repos=repos, out=out, preset=preset,
-                        final_policy=final, all_gold=all_gold, jobs=jobs, fetch=fetch,
-                        resume=resume, progress=progress, stream=buf, text=text,
-                        cache_dir=cache_dir, incremental=incremental, argv=[], views=views)
+    options: dict[str, Any] = dict(
+        gold=_paths(gold), runs=specs, repos=repos, out=out, preset=preset, final_policy=final,
+        all_gold=all_gold, fetch=fetch, resume=resume, progress=progress, stream=buf,
+        text=text, cache_dir=cache_dir, incremental=incremental, argv=[])
+    if engine == "ray":
+        if views:
+            raise ValueError("views=True is not available with engine='ray'")
+        from .ray_engine import evaluate as evaluate_ray
+
+        summary = evaluate_ray(**options, jobs=None if jobs == 1 else jobs, address=address)
+    elif engine == "local":
+        summary = _evaluate(**options, jobs=jobs, views=views)
+    else:
+        raise ValueError(f"unknown engine {engine!r}: 'local' or 'ray'")
     if buf is not None:
         rows = [orjson.loads(line) for line in buf.getvalue().splitlines()]
         return Evaluation(rows, summary)
-    return Evaluation(load_rows([out]), summary, Path(out))  # type: ignore[list-item]
+    # An evaluation may write no row (nothing readable): that is its result, not an error.
+    rows = list(read_rows(out, allow_empty=True))  # type: ignore[arg-type]
+    return Evaluation(rows, summary, Path(out))  # type: ignore[arg-type]
+
+
+def load_results(results: Paths, *, to: str = "arrow") -> Any:
+    """Results files (JSONL or Parquet, any mix) as one table with the typed, flattened
+    columns of ``docs/results-parquet.md``: a pyarrow Table (``to="arrow"``), or a pandas or
+    polars DataFrame (``to="pandas"``/``"polars"``, when that library is installed).
+
+    The bookkeeping columns that make Parquet files read back as the exact JSONL rows
+    (``_absent``, ``_null``, ``_extra``) are left out: for analysis, a missing field is null.
+    """
+    import pyarrow as pa
+
+    from .results import read_rows
+    from .results_parquet import SCHEMA, is_parquet, read_table, rows_to_table
+
+    tables = [read_table(p).cast(SCHEMA) if is_parquet(p) else rows_to_table(read_rows(p))
+              for p in _paths(results)]
+    table = pa.concat_tables(tables) if tables else SCHEMA.empty_table()
+    table = table.drop_columns([c for c in table.column_names if c.startswith("_")])
+    if to == "arrow":
+        return table
+    if to == "pandas":
+        return table.to_pandas()
+    if to == "polars":
+        import polars
+
+        return polars.from_arrow(table)
+    raise ValueError(f"unknown table kind {to!r}: 'arrow', 'pandas' or 'polars'")
 
 
 def _rows(results: Rows | Paths) -> list[dict[str, Any]]:
@@ -118,4 +161,5 @@ def compare(results: Rows | Paths, *, baseline: str | None = None,
                         level=level, alpha=alpha)
 
 
-__all__ = ["Evaluation", "compare", "evaluate", "render", "render_comparison", "report"]
+__all__ = ["Evaluation", "compare", "evaluate", "load_results", "render", "render_comparison",
+           "report"]

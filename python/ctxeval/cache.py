@@ -7,7 +7,8 @@ its language, the preset and the code that found them. So an entry is keyed by
 * the git blob id of the bytes (content-addressed: equal ids mean equal bytes),
 * the language and the preset,
 * a *namespace* digest of everything else the result depends on: this module's format version,
-  the ctxeval version, the tree-sitter and grammar package versions and the query file text.
+  the ctxeval version (which fixes the native tree-sitter runtime), the grammar package
+  version and the query file text.
 
 Any of those changing moves lookups to a fresh namespace, so stale entries are never read (old
 namespaces are simply left behind; deleting the directory is always safe).
@@ -34,10 +35,13 @@ from pathlib import Path
 
 import orjson
 
-from .symbols import _GRAMMARS, Definition
+from ._core import TREE_SITTER_LANGUAGE_VERSION
+from .grammars import GRAMMARS
+from .symbols import Definition
 
-#: Bumped whenever the entry layout or the meaning of a definition changes.
-FORMAT_VERSION = 1
+#: Bumped whenever the entry layout or the meaning of a definition changes (2: definitions
+#: found by the native core, whose tree-sitter runtime is fixed by the ctxeval version).
+FORMAT_VERSION = 2
 
 _MAGIC = b"CXS1"
 _DIGEST = 16
@@ -77,12 +81,9 @@ def _version(dist: str) -> str:
 
 
 def _ctxeval_version() -> str:
-    try:
-        from ._core import __version__
+    from ._core import __version__
 
-        return str(__version__)
-    except ImportError:  # the native core is missing: extraction does not depend on it
-        return _version("ctxeval")
+    return str(__version__)
 
 
 _ns_lock = threading.Lock()
@@ -92,22 +93,22 @@ _namespaces: dict[tuple[str, str], str] = {}
 def namespace(lang: str, preset: str) -> str:
     """The digest of everything besides the bytes that a (language, preset) result depends on.
 
-    Computed once per process and pair: versions of ctxeval, tree-sitter and the grammar
-    package, and the text of the language's query file.
+    Computed once per process and pair: versions of ctxeval (its native core holds the
+    tree-sitter runtime) and the grammar package, and the text of the language's query file.
     """
     key = (lang, preset)
     with _ns_lock:
         got = _namespaces.get(key)
     if got is not None:
         return got
-    module, _func, stem = _GRAMMARS[lang]
+    module, _func, stem = GRAMMARS[lang]
     try:
         query = (importlib.resources.files("ctxeval") / "queries" / f"{stem}.scm").read_bytes()
     except OSError:
         query = b""
     parts = [
         f"format={FORMAT_VERSION}", f"ctxeval={_ctxeval_version()}",
-        f"tree-sitter={_version('tree-sitter')}",
+        f"tree-sitter-abi={TREE_SITTER_LANGUAGE_VERSION}",
         f"{module}={_version(module.replace('_', '-'))}", f"lang={lang}", f"preset={preset}",
     ]
     h = hashlib.blake2b(digest_size=10)

@@ -75,19 +75,36 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         for r in targets:
             r.results.append(path if sep else spec)
-    if args.jobs < 1:
-        _err("-j/--jobs must be at least 1")
+    if args.jobs < 1 or (args.actors is not None and args.actors < 1):
+        _err("-j/--jobs and --actors must be at least 1")
+        return EXIT_USAGE
+    if args.engine != "ray" and (args.address or args.actors):
+        _err("--address and --actors go with --engine ray")
+        return EXIT_USAGE
+    if args.engine == "ray" and args.views:
+        _err("--views is not available with --engine ray (evaluate locally for the viewer)")
+        return EXIT_USAGE
+    if args.repos and not Path(args.repos).is_dir() and (Path(args.repos).exists()
+                                                         or not args.fetch):
+        _err(f"--repos {args.repos}: not a directory (give the directory that holds the "
+             "repositories or snapshots)")
         return EXIT_USAGE
     out = None if args.out == "-" else args.out
     from .cache import default_cache_dir
 
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    options: dict[str, Any] = dict(
+        gold=args.gold, runs=runs, repos=args.repos, out=out, preset=args.preset,
+        final_policy=args.final, all_gold=args.all_gold, fetch=args.fetch, resume=args.resume,
+        fmt=args.format, progress=not args.quiet, text=args.text, cache_dir=cache_dir,
+        incremental=not args.no_incremental)
     try:
-        summary = evaluate(gold=args.gold, runs=runs, repos=args.repos, out=out,
-                           preset=args.preset, final_policy=args.final, all_gold=args.all_gold,
-                           jobs=args.jobs, fetch=args.fetch, resume=args.resume, fmt=args.format,
-                           progress=not args.quiet, text=args.text, cache_dir=cache_dir,
-                           incremental=not args.no_incremental, views=args.views)
+        if args.engine == "ray":
+            from .ray_engine import evaluate as evaluate_ray
+
+            summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
+        else:
+            summary = evaluate(**options, jobs=args.jobs, views=args.views)
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -97,6 +114,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.quiet:
         for line in summary.lines():
             print(line, file=sys.stderr)
+    if not sum(summary.rows.values()) and not summary.skipped_resume:
+        # Nothing evaluated: every input unreadable (gold or results given as a run) or empty.
+        why = str(summary.unreadable[0]) if summary.unreadable else \
+            "no trajectory found in " + ", ".join(p for r in runs for p in r.inputs)
+        _err(f"nothing was evaluated: no trajectory of any run could be read ({why})")
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -114,7 +137,12 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                "<owner>__<name>@<commit>/ (snapshots), or <owner>__<name>, <owner>/<name>, "
                "<name> (git repositories read at the base commit without checkout).\n\n"
                "Exit status: 0 when every input was processed (error rows included), 1 when "
-               "nothing could be evaluated, 2 for a usage error.")
+               "nothing could be evaluated (no gold, no readable trajectory, --out held by "
+               "another evaluation or not writable), 2 for a usage error.\n\n"
+               "--out is held for the whole run: a second evaluation given the same file "
+               "stops at once, naming the process that holds it. Rows are written whole; an "
+               "interrupted run (Ctrl-C, SIGTERM, SIGHUP, even SIGKILL) is finished by the "
+               "same command with --resume.")
     p.add_argument("--gold", action="append", required=True, metavar="G",
                    help="gold file or directory (neutral JSONL, ContextBench parquet/JSON/"
                         "annot.json, SWE-bench records); repeatable")
@@ -131,7 +159,8 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fetch", action="store_true",
                    help="clone missing repositories (blobless) into --repos")
     p.add_argument("--out", default="-", metavar="FILE",
-                   help="results JSONL (default: standard output)")
+                   help="results file: JSONL, or Parquet when FILE ends in .parquet (typed "
+                        "columns, docs/results-parquet.md); default: JSONL on standard output")
     p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
                    help="strict (default): ctxeval's conventions; contextbench: reproduce the "
                         "published ContextBench evaluator number for number")
@@ -149,9 +178,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "(results.jsonl -> results.views.jsonl), for 'ctxeval view'; the rows "
                         "stay as they are")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="worker processes that parse definitions (default 1: this process "
-                        "does); the work is shared out by file path, so one repository "
-                        "keeps every worker busy; rows are the same and keep the input order")
+                   help="threads that parse definitions while the evaluation plans and "
+                        "scores (default 1: parse in turn with the rest); the work is shared "
+                        "out by file path, so one repository keeps every thread busy; rows are "
+                        "the same and keep the input order")
     p.add_argument("--cache-dir", metavar="D",
                    help="keep parsed definitions here across evaluations (default: "
                         "$CTXEVAL_CACHE_DIR, else the user cache directory)")
@@ -162,6 +192,16 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "the definitions are the same)")
     p.add_argument("--resume", action="store_true",
                    help="keep the rows already in --out and evaluate only the rest")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
+                        "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
+                        "order; inputs and gold may also be s3://, gs://, file:// URIs; "
+                        "trajectory datasets (.parquet) are shared out a row group at a time")
+    p.add_argument("--address", metavar="ADDR",
+                   help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray "
+                        "instance); --repos must be a path every node sees, or use --fetch")
+    p.add_argument("--actors", type=int, metavar="N",
+                   help="with --engine ray: the evaluating actors (default: the cluster's CPUs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     p.set_defaults(func=_cmd_evaluate)
 
@@ -218,9 +258,13 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             out.close()
         if repos is not None:
             repos.close()
+    if not n:
+        _err(f"nothing converted: {bad} inputs unreadable" if bad else
+             "no trajectory found in " + ", ".join(args.inputs))
+        return EXIT_FAILED
     print(f"converted {n} trajectories" + (f"; {bad} inputs unreadable" if bad else "")
           + (f"; {unresolved} views left unresolved" if unresolved else ""), file=sys.stderr)
-    return EXIT_OK if n or not bad else EXIT_FAILED
+    return EXIT_OK
 
 
 def _add_convert(sub: argparse._SubParsersAction) -> None:
@@ -291,7 +335,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             if t.model_patch:
                 print(f"  model patch: {len(t.model_patch.splitlines())} lines")
     if not shown:
-        _err("no trajectory matched" + (f" instance {args.instance!r}" if args.instance else ""))
+        _err(f"{args.traj}: no trajectory" + (f" of instance {args.instance!r}"
+                                              if args.instance else " found"))
         return EXIT_FAILED
     return EXIT_OK
 
@@ -443,8 +488,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: stopped as an interrupt is (rows written so far are complete, worker
-    processes stopped, ``--resume`` finishes the run), with the signal's exit status."""
+    """SIGTERM or SIGHUP: stopped as an interrupt is (rows written so far are complete, the
+    extraction threads stopped, ``--resume`` finishes the run), with the signal's exit status."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -457,7 +502,7 @@ def _raise_terminated(signum: int, _frame: object) -> None:
 
 def _on_termination() -> dict[int, Any]:
     """Job schedulers stop with SIGTERM (and a closed terminal sends SIGHUP): unwind as for
-    Ctrl-C instead of dying on the spot, which would leave worker processes behind. Returns
+    Ctrl-C instead of dying on the spot, which would leave a torn last row behind. Returns
     the handlers replaced, to be put back when the command returns."""
     import signal
     import threading

@@ -475,8 +475,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "tests with Holm-Bonferroni correction, and win/tie/loss counts.",
         epilog=_EPILOG)
     p.add_argument("results", nargs="+", metavar="RESULTS",
-                   help="results JSONL written by 'ctxeval evaluate' (several files are "
-                        "pooled; a run may be split over files)")
+                   help="results (JSONL or Parquet) written by 'ctxeval evaluate' (several "
+                        "files are pooled; a run may be split over files)")
     p.add_argument("--baseline", metavar="RUN",
                    help="run every other run is compared with (default: the first run)")
     p.add_argument("--metrics", metavar="M1,M2",

@@ -17,6 +17,7 @@ from pathlib import Path
 from . import adapters, lfs
 from .adapters import ReadOptions
 from .errors import AdapterError, Problem
+from .identify import describe
 from .model import Trajectory
 
 # Suffixes that agent files carry after the instance id.
@@ -115,7 +116,14 @@ def read_input(path: Path, explicit: bool, *, fmt: str | None = None,
     except AdapterError as exc:
         # a pointer met while walking is still worth a word: the user meant it as an input
         keep = explicit or exc.kind == lfs.KIND
-        return ReadResult(path, problem=exc.to_problem()) if keep else None
+        if not keep:
+            return None
+        problem = exc.to_problem()
+        looks = describe(path) if explicit and not fmt and exc.kind != lfs.KIND else None
+        if looks:  # gold or results given as trajectories: say so
+            problem = Problem(problem.kind, f"{problem.message}; it looks like {looks}",
+                              problem.path)
+        return ReadResult(path, problem=problem)
     try:
         trajs = mod.read(path, opts)
     except AdapterError as exc:

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import _core
 from .model import GoldInstance, Step, Trajectory
+from .outfile import LineFile
 from .paths import normalise_path
 from .prepare import Notes, indexed_file
 from .results import dumps_row
@@ -194,19 +195,24 @@ def views_record(gold: GoldInstance, traj: Trajectory | None, inst: dict[str, An
 
 class ViewsSidecar:
     """Writes the records that rows carry under :data:`ROW_KEY` to the sidecar of ``out``,
-    taking them off the rows (the rows are written without them)."""
+    taking them off the rows (the rows are written without them).
 
-    def __init__(self, out: Path, *, append: bool = False) -> None:
+    The sidecar is held and written as the rows are (:class:`ctxeval.outfile.LineFile`):
+    locked for the run, whole lines only, a torn last line dropped by ``--resume``."""
+
+    def __init__(self, out: Path) -> None:
         self.path = sidecar_path(out)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fh = self.path.open("ab" if append else "wb")
+        self.file = LineFile(self.path)
         self.count = 0
+
+    def begin(self, *, resume: bool) -> int:
+        return self.file.begin(resume=resume)
 
     def take(self, row: dict[str, Any]) -> None:
         record = row.pop(ROW_KEY, None)
         if record is not None:
-            self.fh.write(dumps_row(record))
+            self.file.write(dumps_row(record))
             self.count += 1
 
     def close(self) -> None:
-        self.fh.close()
+        self.file.close()

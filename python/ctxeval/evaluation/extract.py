@@ -4,12 +4,14 @@ Both extractors take the :class:`~ctxeval.evaluation.plan.Need` list of a batch 
 answers in the evaluation's :class:`~ctxeval.extraction.SymbolExtractor`, where the score
 stage finds them in memory:
 
-* :class:`LocalExtractor` parses in this process, the versions of each path in commit order
-  (so each is re-parsed incrementally from the one before);
-* :class:`PoolExtractor` sends the bytes to worker processes (:mod:`.workers`), sharded **by
-  path**: every version of a path goes to the same worker, which keeps that path's last tree,
-  while the paths themselves are spread by size so that every worker has work, whatever the
-  number of repositories.
+* :class:`LocalExtractor` (``-j 1``) parses in the calling thread, the versions of each path
+  in commit order (so each is re-parsed incrementally from the one before);
+* :class:`ThreadExtractor` (``-j N``) hands the bytes to a background thread that parses on N
+  native threads of the core, sharded **by path**: the versions of a path are taken in order
+  on one thread, different paths on different threads, largest first, so every thread has
+  work whatever the number of repositories. Parsing and naming run in the native core with
+  the GIL released, so this thread plans and scores the next batches meanwhile; no process is
+  started, nothing is copied between processes, and nothing can outlive the evaluation.
 
 A blob that cannot be read here is simply skipped: the score stage reads it again and turns
 the failure into that instance's error row.
@@ -17,13 +19,14 @@ the failure into that instance's error row.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from ..errors import RepoError
-from ..extraction import SymbolExtractor, SymbolSettings
+from ..extraction import SymbolExtractor
 from .plan import Need
-from .workers import ExtractPool
 
 
 def ordered(needs: Sequence[Need]) -> list[Need]:
@@ -72,111 +75,87 @@ class LocalExtractor:
     def pending(self) -> set[tuple[str, str, str]] | None:
         return None
 
-    def stats(self) -> dict[str, int]:
-        return {}
-
     def close(self) -> None:
         return None
 
 
-#: How far ahead (in bytes, as a ratio) a path's worker may be of the least loaded one before
-#: the path moves there.
-REBALANCE = 1.15
+class ThreadExtractor:
+    """Extraction on ``jobs`` native threads behind one background thread; :meth:`submit`
+    returns at once and :meth:`collect` waits for that batch's answers.
 
-
-class PathShards:
-    """Which worker extracts which path: every version of a path goes to the worker that got
-    its first version (that worker keeps the path's last tree) unless that worker is far
-    ahead of the others, and new paths go, largest first, to the worker with the fewest bytes
-    so far, so that the work spreads whatever the repositories."""
-
-    def __init__(self, workers: int) -> None:
-        self.load = [0] * workers
-        self._home: dict[tuple[str, str], int] = {}
-
-    def assign(self, sizes: Sequence[tuple[tuple[str, str], int]]) -> list[int]:
-        """The worker of each (path, bytes) of a batch, in order."""
-        new: dict[tuple[str, str], int] = {}
-        for shard, size in sizes:
-            if shard not in self._home:
-                new[shard] = new.get(shard, 0) + size
-        for shard, size in sorted(new.items(), key=lambda kv: -kv[1]):
-            k = self._home[shard] = min(range(len(self.load)), key=self.load.__getitem__)
-            self.load[k] += size
-        out = []
-        for shard, size in sizes:
-            k = self._home[shard]
-            if shard not in new:
-                low = min(range(len(self.load)), key=self.load.__getitem__)
-                if self.load[k] > REBALANCE * self.load[low] + size:
-                    # A path's own worker is far ahead: moving it costs one parse from
-                    # scratch there, waiting would idle the others.
-                    k = self._home[shard] = low
-                self.load[k] += size
-            out.append(k)
-        return out
-
-
-class PoolExtractor:
-    """Extraction in ``jobs`` worker processes, sharded by path; :meth:`submit` returns at
-    once and :meth:`collect` waits for that batch's answers (batches are collected in order).
-
-    A worker that dies (killed, out of memory) does not end the evaluation: the batches it
-    held are extracted by the score stage as it needs them, and later batches in this process
-    (:attr:`broken` says why); the rows are the same.
+    The background thread takes every batch queued by the time it is free in one call to the
+    core, so that a small batch does not leave threads idle, and the batches' versions of a
+    path stay in submission order (commit order within a batch). Should it fail, the batch's
+    blobs are simply extracted by the score stage as it needs them, and later batches in this
+    thread (:attr:`broken` says why): the rows are the same.
     """
 
-    def __init__(self, symbols: SymbolExtractor, jobs: int, settings: SymbolSettings) -> None:
+    def __init__(self, symbols: SymbolExtractor, jobs: int) -> None:
         self.symbols = symbols
-        self.pool = ExtractPool(jobs, settings.for_workers(jobs))
-        self.shards = PathShards(jobs)
+        self.jobs = jobs
+        self._queue: list[tuple[list[tuple[str, bytes, str, str]], Future[None]]] = []
+        self._cond = threading.Condition()
+        self._closing = False
         self._pending: set[tuple[str, str, str]] = set()
         self._local = LocalExtractor(symbols)
-        #: Why extraction moved into this process, once a worker failed.
+        #: Why extraction moved into the calling thread, once the background thread failed.
         self.broken: str | None = None
+        self._thread = threading.Thread(target=self._serve, name="ctxeval-extract",
+                                        daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._closing:
+                    self._cond.wait()
+                if not self._queue:
+                    return
+                work, self._queue = self._queue, []
+            try:
+                self.symbols.get_many([it for items, _f in work for it in items], self.jobs)
+            except BaseException as exc:
+                for _items, fut in work:
+                    fut.set_exception(exc)
+                continue
+            for _items, fut in work:
+                fut.set_result(None)
 
     def submit(self, needs: Sequence[Need]) -> Any:
         if self.broken is not None:
             self._local.submit(needs)
             return None
-        shards: list[list[tuple[str, str, str, bytes]]] = [[] for _ in self.shards.load]
-        keys = []
         found = read_all(ordered(needs))
-        homes = self.shards.assign([(n.shard, len(data)) for n, data in found])
-        for (n, data), k in zip(found, homes, strict=True):
-            shards[k].append((n.blob, n.lang_path, n.preset, data))
-            keys.append(n.key)
-        try:
-            ticket = self.pool.submit(shards)
-        except Exception as exc:  # a dead pool refuses work: go on here
-            self._fail(exc)
-            self._local.submit(needs)
-            return None
+        items = [(n.blob, data, n.lang_path, n.preset) for n, data in found]
+        keys = [n.key for n, _data in found]
+        fut: Future[None] = Future()
+        with self._cond:
+            if self._closing:
+                raise RuntimeError("the extract stage is closed")
+            self._queue.append((items, fut))
+            self._cond.notify()
         self._pending.update(keys)
-        return ticket, keys
+        return fut, keys
 
     def collect(self, ticket: Any) -> None:
         if ticket is None:
             return
-        futures, keys = ticket
+        fut, keys = ticket
         try:
-            for blob, lang, preset, defs in self.pool.results(futures):
-                self.symbols.put(blob, lang, preset, defs)
+            fut.result()
         except Exception as exc:  # the score stage extracts what is missing
-            self._fail(exc)
+            if self.broken is None:
+                self.broken = (f"background extraction failed ({type(exc).__name__}: {exc}); "
+                               "definitions were extracted in the calling thread from then on")
         self._pending.difference_update(keys)
 
-    def _fail(self, exc: BaseException) -> None:
-        if self.broken is None:
-            self.broken = (f"a worker process failed ({type(exc).__name__}: {exc}); "
-                           "definitions were extracted in the main process from then on")
-
     def pending(self) -> set[tuple[str, str, str]]:
-        """Keys on their way from the workers (not to be asked for again)."""
+        """Keys on their way (not to be asked for again)."""
         return self._pending
 
-    def stats(self) -> dict[str, int]:
-        return self.pool.stats()
-
     def close(self) -> None:
-        self.pool.close()
+        """Finish what is queued and stop the background thread."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        self._thread.join()

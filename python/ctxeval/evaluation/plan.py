@@ -63,7 +63,7 @@ class Need:
 
     @property
     def shard(self) -> tuple[str, str]:
-        """What ties blobs to one worker: the versions of one path of one repository."""
+        """What ties blobs together: the versions of one path of one repository."""
         return (self.repo, self.lang_path)
 
 

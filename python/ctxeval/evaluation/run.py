@@ -2,8 +2,9 @@
 
 :class:`Evaluator` reads a run's inputs in order and turns them into batches (each input's
 trajectories, a chunk at a time), and sends each batch through plan → extract → score
-(:mod:`ctxeval.evaluation`), with a bounded window of batches in flight so that the worker
-processes extract one batch while this process plans the next and scores the one before.
+(:mod:`ctxeval.evaluation`), with a bounded window of batches in flight so that, with
+``-j N``, the native threads extract one batch while this thread plans the next and scores the
+one before.
 Rows come out in input order. :func:`evaluate` is ``ctxeval evaluate``: it loads the gold,
 writes the rows and the sidecar, and says what happened in a :class:`Summary`.
 """
@@ -14,6 +15,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -24,13 +26,22 @@ from ..extraction import SymbolExtractor, SymbolSettings
 from ..gold import GoldSet, load_gold
 from ..inputs import ReadResult, guess_instance_id, iter_input, list_inputs
 from ..model import GoldInstance, Trajectory
+from ..outfile import LineFile
 from ..prepare import FinalPolicy, Preparer, PreparerBase
 from ..repo import RepoCache
 from ..resolved import ResolvedTable, load_resolved
-from ..results import RowWriter, error_row, read_rows, write_meta
+from ..results import (
+    RowWriter,
+    check_overwritable,
+    error_row,
+    hold_output,
+    read_rows,
+    write_meta,
+)
+from ..results_parquet import is_parquet
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
-from .extract import LocalExtractor, PoolExtractor
+from .extract import LocalExtractor, ThreadExtractor
 from .plan import Item, needs, plan_item
 from .score import score
 
@@ -67,8 +78,11 @@ class Summary:
     gold_problems: list[Problem] = field(default_factory=list)
     skipped_resume: int = 0
     seconds: float = 0.0
-    #: What went wrong with the evaluator itself but changed no row (a worker that died).
+    #: What went wrong with the evaluator itself but changed no row (extraction that failed
+    #: in the background and was done again in the calling thread).
     notes: list[str] = field(default_factory=list)
+    #: Bytes of an unterminated last line (a hard crash mid-write) dropped by --resume.
+    torn_bytes: int = 0
 
     def lines(self) -> list[str]:
         r = self.rows
@@ -95,6 +109,10 @@ class Summary:
             out.append("gold instances without a trajectory, per run: "
                        + ", ".join(f"{run} {n}" for run, n in partial.items()))
         out.extend(f"note: {n}" for n in self.notes)
+        if self.torn_bytes:
+            out.append(f"note: --resume dropped an unfinished last line ({self.torn_bytes} "
+                       "bytes, left by an evaluation that was killed); its row was evaluated "
+                       "again")
         if self.gold_problems:
             out.append(f"gold problems (items dropped or changed): {len(self.gold_problems)}")
             out.extend(f"  {p}" for p in self.gold_problems[:5])
@@ -189,9 +207,9 @@ class _RunContext:
 class Evaluator:
     """Evaluates runs against one gold set; usable from Python as well as from the CLI.
 
-    ``jobs > 1`` extracts definitions in that many worker processes, sharded by path
-    (tree-sitter parsing holds the GIL, so threads would not help); this process plans and
-    scores meanwhile. Rows come out in input order, identical whatever ``jobs`` is.
+    ``jobs > 1`` extracts definitions on that many native threads, sharded by path (parsing
+    and naming run in the native core with the GIL released); this thread plans and scores
+    meanwhile. Rows come out in input order, identical whatever ``jobs`` is.
     """
 
     def __init__(self, gold: GoldSet, repos: RepoCache, *, preset: str = "strict",
@@ -208,17 +226,11 @@ class Evaluator:
         #: Rows carry their views sidecar record (ctxeval.views_sidecar), for ``--views``.
         self.views = views
         self.symbols = symbols or SymbolExtractor()
-        self.symbol_settings = SymbolSettings(
-            getattr(self.symbols.disk, "root", None),
-            bool(getattr(self.symbols, "incremental", False)))
         self.preparer = make_preparer(self.symbols, preset, final_policy)
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
         self.covered: set[str] = set()
-        self._extractor: LocalExtractor | PoolExtractor | None = None
-        self._closed_stats: dict[str, int] = {}
+        self._extractor: LocalExtractor | ThreadExtractor | None = None
         self._closed_notes: list[str] = []
-        if jobs > 1:  # the workers start now, while this process plans
-            self._extract_stage()
 
     # -- plan --------------------------------------------------------------------------------
 
@@ -247,7 +259,7 @@ class Evaluator:
             records = got[1]
         pred_file = str(item[0])
         chunk: list[Trajectory] = []
-        # The first batches are small, so that the workers have something to extract early.
+        # The first batches are small, so that the extract stage has something to do early.
         limit = 2
         errors: list[AdapterError] = []
         readable = False
@@ -281,13 +293,16 @@ class Evaluator:
                            f"unreadable trajectory: {res.problem.message}")
         return out
 
-    def plan_trajectories(self, trajs: list[Trajectory], pred_file: str, ctx: _RunContext
-                          ) -> _Batch:
+    def plan_trajectories(self, trajs: list[Trajectory], pred_file: str | None,
+                          ctx: _RunContext) -> _Batch:
         """Plan trajectories read from one input."""
         out = _Batch()
         for traj in trajs:
-            if traj.instance_id in ctx.skip:
+            if traj.instance_id in ctx.skip:  # its row is kept from --resume: covered
                 out.skipped += 1
+                kept = self.gold.get(traj.instance_id)
+                if kept is not None:
+                    out.covered.append(kept.instance_id)
                 continue
             out.instances += 1
             gold = self.gold.get(traj.instance_id)
@@ -318,15 +333,15 @@ class Evaluator:
 
     # -- extract and score -------------------------------------------------------------------
 
-    def _extract_stage(self) -> LocalExtractor | PoolExtractor:
+    def _extract_stage(self) -> LocalExtractor | ThreadExtractor:
         if self._extractor is None:
             self._extractor = LocalExtractor(self.symbols) if self.jobs <= 1 else \
-                PoolExtractor(self.symbols, self.jobs, self.symbol_settings)
+                ThreadExtractor(self.symbols, self.jobs)
         return self._extractor
 
     def _staged(self, batches: Iterator[_Batch], ctx: _RunContext) -> Iterator[_Batch]:
-        """Each batch through extract and score, in order. With worker processes a few
-        batches are in flight: this process plans the next ones while the workers extract."""
+        """Each batch through extract and score, in order. With ``-j N`` a few batches are in
+        flight: this thread plans the next ones while the native threads extract."""
         stage = self._extract_stage()
         ahead = 0 if self.jobs <= 1 else 2 * self.jobs
         window: deque[tuple[_Batch, Any]] = deque()
@@ -348,14 +363,8 @@ class Evaluator:
         return batch
 
     def symbol_stats(self) -> dict[str, int]:
-        """How definitions were found: this process's counts and the workers', added up."""
-        total = dict(self.symbols.stats)
-        workers = self._extractor.stats() if self._extractor is not None else \
-            self._closed_stats
-        for k, v in workers.items():
-            if not k.startswith("disk_"):
-                total[k] = total.get(k, 0) + v
-        return total
+        """How definitions were found (see :class:`~ctxeval.extraction.SymbolExtractor`)."""
+        return self.symbols.stats
 
     @property
     def notes(self) -> list[str]:
@@ -364,10 +373,9 @@ class Evaluator:
         return [broken] if broken else list(self._closed_notes)
 
     def close(self) -> None:
-        """Stop the worker processes, if any (the evaluator stays usable)."""
+        """Stop the extract stage's background thread, if any (the evaluator stays usable)."""
         if self._extractor is not None:
             self._closed_notes = self.notes
-            self._closed_stats = self._extractor.stats()
             self._extractor.close()
             self._extractor = None
 
@@ -379,17 +387,35 @@ class Evaluator:
 
     # -- one run -----------------------------------------------------------------------------
 
+    def rows_of(self, trajs: Sequence[Trajectory], run: str, *, pred_file: str | None = None,
+                failed: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+        """Rows of trajectories already read (held in memory: the in-process scorer's and the
+        Ray engine's way in), planned, extracted and scored as an input's are, in order;
+        ``failed`` are (gold instance id, reason) of records that could not be read, scored
+        first as agent failures."""
+        ctx = _RunContext(run, None, frozenset(), ResolvedTable())
+        batch = self.plan_trajectories(list(trajs), pred_file, ctx)
+        for gid, reason in reversed(failed):
+            gold = self.gold.get(gid)
+            if gold is not None:
+                batch.items.insert(0, self._plan(gold, None, run, "agent_failure", pred_file,
+                                                 reason))
+        return [row for done in self._staged(iter([batch]), ctx) for row in done.rows]
+
     def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
-            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None
+            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None,
+            listed: list[tuple[Path, bool] | Problem] | None = None
             ) -> Iterator[dict[str, Any]]:
-        """Rows of one run, in input order."""
+        """Rows of one run, in input order. ``listed``: the inputs already listed (a part of
+        the run's, as the Ray engine hands them out) instead of ``spec.inputs``."""
         resolved = ResolvedTable()
         for path in spec.results:
             resolved.update(load_resolved(path))
         ctx = _RunContext(spec.name, fmt,
                           frozenset(i for r, i in (skip or ()) if r == spec.name), resolved)
         covered: set[str] = set()
-        listed = list_inputs(spec.inputs, fmt)
+        if listed is None:
+            listed = list_inputs(spec.inputs, fmt)
         if progress is not None:
             progress.begin(spec.name, len(listed))
 
@@ -442,52 +468,71 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     ``incremental`` re-parses a file from its previous version's tree where it can.
     ``views`` writes what each step displayed to ``<out>.views.jsonl`` (needs ``out``).
 
-    Raises :class:`GoldError` when no gold can be loaded at all, and ``OSError`` when the
-    output cannot be written: those are the conditions under which nothing can be evaluated.
+    Raises :class:`GoldError` when no gold can be loaded at all, :class:`OutputBusy` when
+    another evaluation is writing ``out`` (checked first, before anything is read or
+    truncated), and ``OSError`` when the output cannot be written: those are the conditions
+    under which nothing can be evaluated. The output is held for the whole run and only ever
+    holds whole lines (:mod:`ctxeval.outfile`).
     """
     t0 = time.monotonic()
+    out_path = Path(out) if out is not None else None
+    with ExitStack() as held:
+        row_file = held.enter_context(hold_output(out_path)) \
+            if stream is None and out_path is not None else None
+        sidecar = held.enter_context(closing(ViewsSidecar(out_path))) \
+            if views and out_path is not None else None
+        return _evaluate(gold=gold, runs=runs, repos=repos, out_path=out_path,
+                         row_file=row_file, sidecar=sidecar, stream=stream, preset=preset,
+                         final_policy=final_policy, all_gold=all_gold, jobs=jobs, fetch=fetch,
+                         resume=resume, fmt=fmt, progress=progress, argv=argv, text=text,
+                         cache_dir=cache_dir, incremental=incremental, t0=t0)
+
+
+def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
+              out_path: Path | None, row_file: LineFile | None, sidecar: ViewsSidecar | None,
+              stream: IO[bytes] | None, preset: str, final_policy: FinalPolicy,
+              all_gold: bool, jobs: int, fetch: bool, resume: bool, fmt: str | None,
+              progress: bool, argv: list[str] | None, text: bool,
+              cache_dir: str | Path | None, incremental: bool, t0: float) -> Summary:
+    """:func:`evaluate` once its outputs are held."""
     gold_set = load_gold(list(gold))
     if not gold_set.instances:
         raise GoldError("no gold instance could be loaded"
                         + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
     summary = Summary(gold_problems=list(gold_set.problems))
     skip: set[tuple[str, str]] = set()
-    out_path = Path(out) if out is not None else None
-    if resume and out_path is not None and out_path.exists():
-        skip = {(str(r.get("run")), str(r["instance_id"])) for r in read_rows(out_path)}
+    if row_file is not None:
+        assert out_path is not None
+        if not resume:
+            check_overwritable(out_path)
+        summary.torn_bytes = row_file.begin(resume=resume and not is_parquet(out_path))
+        if resume and out_path.exists():
+            skip = {(str(r.get("run")), str(r["instance_id"]))
+                    for r in read_rows(out_path, allow_empty=True)}
+    if sidecar is not None:
+        sidecar.begin(resume=resume)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
                            cache_bytes=REPO_CACHE_BYTES)
     symbols = SymbolSettings(cache_dir, incremental).extractor()
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,
-                          views=views and out_path is not None)
+                          views=sidecar is not None)
     bar = _Progress(sys.stderr, progress)
-    fh: IO[bytes]
-    if stream is not None:
-        fh = stream
-    elif out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fh = out_path.open("ab" if resume else "wb")
-    else:
-        fh = sys.stdout.buffer
-    writer = RowWriter(fh)
-    sidecar = ViewsSidecar(out_path, append=resume) \
-        if evaluator.views and out_path is not None else None
+    writer = RowWriter(stream) if stream is not None else \
+        RowWriter.into(row_file, out_path, resume=resume) \
+        if row_file is not None and out_path is not None else RowWriter(sys.stdout.buffer)
     try:
         for spec in runs:
             for row in evaluator.run(spec, summary, fmt=fmt, skip=skip, progress=bar):
                 if sidecar is not None:
                     sidecar.take(row)
                 writer.write(row)
-            fh.flush()
+            writer.flush()
     finally:
         bar.done()
-        if sidecar is not None:
-            sidecar.close()
         evaluator.close()
         repo_cache.close()
-        if fh is not stream and out_path is not None:
-            fh.close()
+        writer.close()
     summary.rows = writer.counts
     summary.notes = evaluator.notes
     summary.uncovered_by_any = sum(1 for g in gold_set.instances

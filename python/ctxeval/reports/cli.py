@@ -89,7 +89,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                  "  ctxeval view results.jsonl --out view/ && ctxeval report results.jsonl "
                  "--format html --out report.html --link-views view/\n"
                  "  ctxeval report results.jsonl --plots plots/")
-    p.add_argument("results", nargs="+", help="results JSONL written by 'ctxeval evaluate'")
+    p.add_argument("results", nargs="+",
+                   help="results (JSONL or Parquet) written by 'ctxeval evaluate'")
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="output format (default: table); html needs --out")
     p.add_argument("--out", metavar="FILE", help="write to a file instead of standard output")

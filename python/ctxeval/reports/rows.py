@@ -68,8 +68,10 @@ def scored_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], i
 
 
 def number(v: Any) -> float | None:
-    """A finite number as float; anything else (None, NaN, infinity, text, a bool) is None, so
-    that one malformed value counts as a null instead of breaking a column."""
+    """A finite number as float; anything else (None, NaN, infinity, text, a bool) is None.
+    Rows read from files never get here malformed (:func:`ctxeval.results.read_rows` stops on
+    them, naming file, line and field); rows handed over in memory through the API may, and
+    then one bad value counts as a null instead of breaking a column."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     f = float(v)

@@ -6,10 +6,13 @@
 //! - [`engine`]: one instance's final-context, per-step and EditLoc metrics, and a parallel batch;
 //! - [`linediff`]: line diffs of two file versions as tree-sitter edits, and which definitions
 //!   of the old version carry over to the new one (incremental re-parsing);
+//! - [`definitions`]: definitions found by tree-sitter queries, named, re-used across versions
+//!   by incremental re-parsing, extracted on many threads;
 //! - [`rawlines`]: the ContextBench reference's own line arithmetic, for its preset.
 //!
 //! Nothing here knows about Python; the `ctxeval-py` crate is a thin binding layer.
 
+pub mod definitions;
 pub mod engine;
 pub mod intervals;
 pub mod linediff;

@@ -543,10 +543,188 @@ fn carry_over(
         .collect()
 }
 
+// ---------------------------------------------------------------------------------------------
+// Definitions: tree-sitter extraction on native threads.
+
+type DefinitionTuple = (String, String, String, u64, u64, u64, u64);
+
+fn definition_tuples(defs: Vec<core::definitions::Definition>) -> Vec<DefinitionTuple> {
+    defs.into_iter()
+        .map(|d| {
+            (
+                d.kind,
+                d.name,
+                d.qualified_name,
+                d.start_line,
+                d.end_line,
+                d.start_byte,
+                d.end_byte,
+            )
+        })
+        .collect()
+}
+
+/// Definitions of file versions: grammars registered once, parsing and naming in native code
+/// with the GIL released, the versions of one path re-parsed from one another, different paths
+/// on different threads (see `ctxeval.definitions`).
+#[pyclass(frozen, name = "DefinitionExtractor", module = "ctxeval._core")]
+struct PyDefinitionExtractor {
+    inner: core::definitions::extractor::Extractor,
+}
+
+#[pymethods]
+impl PyDefinitionExtractor {
+    /// `tree_bytes`: source bytes whose trees are kept for incremental re-parsing (None: parse
+    /// every version from scratch); `scratch_fraction`
+    /// and `scratch_edits`: a version pair whose line diff changes more than that share of the
+    /// new version's bytes, or is more edits, is parsed from scratch.
+    #[new]
+    #[pyo3(signature = (tree_bytes=None, scratch_fraction=None, scratch_edits=None))]
+    fn new(
+        tree_bytes: Option<usize>,
+        scratch_fraction: Option<f64>,
+        scratch_edits: Option<usize>,
+    ) -> Self {
+        let d = core::definitions::incremental::DEFAULT_LIMITS;
+        let limits = core::definitions::incremental::Limits {
+            scratch_fraction: scratch_fraction.unwrap_or(d.scratch_fraction),
+            scratch_edits: scratch_edits.unwrap_or(d.scratch_edits),
+        };
+        Self {
+            inner: core::definitions::extractor::Extractor::new(tree_bytes, limits),
+        }
+    }
+
+    /// Registers a language: `language` is a grammar package's `language()` capsule, kept
+    /// alive by its module; `presets` are `(name, query source, heuristic naming, node types
+    /// that may depend on their parent)`. A query that does not compile is a ValueError.
+    fn add_grammar(
+        &self,
+        name: &str,
+        language: &Bound<'_, pyo3::types::PyCapsule>,
+        presets: Vec<(String, String, bool, Vec<String>)>,
+    ) -> PyResult<()> {
+        use pyo3::types::PyCapsuleMethods;
+        let ptr = language.pointer_checked(Some(c"tree_sitter.Language"))?;
+        // SAFETY: the capsule holds a `const TSLanguage *` with static lifetime (a grammar
+        // package's parse tables); `Language` is a transparent wrapper of that pointer, and
+        // `ts_language_copy` takes the reference its drop gives back.
+        let language: tree_sitter::Language = unsafe {
+            let raw = tree_sitter::ffi::ts_language_copy(ptr.as_ptr() as *const _);
+            std::mem::transmute::<*const tree_sitter::ffi::TSLanguage, tree_sitter::Language>(raw)
+        };
+        let version = language.abi_version();
+        if !(tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION..=tree_sitter::LANGUAGE_VERSION)
+            .contains(&version)
+        {
+            return Err(PyValueError::new_err(format!(
+                "grammar {name}: ABI version {version} is not supported by tree-sitter {}-{}",
+                tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION,
+                tree_sitter::LANGUAGE_VERSION
+            )));
+        }
+        let mut grammar = core::definitions::Grammar::new(language);
+        for (preset, source, heuristic, dependent) in presets {
+            let naming = if heuristic {
+                core::definitions::Naming::Heuristic
+            } else {
+                core::definitions::Naming::Own
+            };
+            grammar
+                .add_preset(&preset, &source, naming, dependent)
+                .map_err(|e| PyValueError::new_err(format!("grammar {name}: {e}")))?;
+        }
+        self.inner.add_grammar(name, grammar);
+        Ok(())
+    }
+
+    fn has_grammar(&self, name: &str) -> bool {
+        self.inner.has_grammar(name)
+    }
+
+    /// Whether whole trees of `lang` under `preset` are searched by a walk that compares node
+    /// kinds (every pattern's root kind is known) rather than by running the query everywhere.
+    fn walks(&self, lang: &str, preset: &str) -> bool {
+        self.inner.walks(lang, preset)
+    }
+
+    /// The definitions of one version as `(kind, name, qualified_name, start_line, end_line,
+    /// start_byte, end_byte)` tuples sorted by bytes; None when the language is not
+    /// registered or the parse failed. `key` names the path: a later version of the same key is
+    /// re-parsed from this one's tree.
+    fn extract(
+        &self,
+        py: Python<'_>,
+        lang: &str,
+        preset: &str,
+        key: &str,
+        data: &[u8],
+    ) -> Option<Vec<DefinitionTuple>> {
+        let item = core::definitions::extractor::Item {
+            lang,
+            preset,
+            key,
+            data,
+        };
+        py.detach(|| self.inner.extract(&item))
+            .ok()
+            .map(definition_tuples)
+    }
+
+    /// `extract` of many `(lang, preset, key, data)` versions, in that order, on `threads`
+    /// threads; the versions of one key are taken in order. The bytes are read in place.
+    #[pyo3(signature = (items, threads=1))]
+    fn extract_many(
+        &self,
+        py: Python<'_>,
+        items: Vec<(String, String, String, Bound<'_, pyo3::types::PyBytes>)>,
+        threads: usize,
+    ) -> Vec<Option<Vec<DefinitionTuple>>> {
+        use pyo3::types::PyBytesMethods;
+        let refs: Vec<core::definitions::extractor::Item> = items
+            .iter()
+            .map(
+                |(lang, preset, key, data)| core::definitions::extractor::Item {
+                    lang,
+                    preset,
+                    key,
+                    data: data.as_bytes(),
+                },
+            )
+            .collect();
+        let got = py.detach(|| self.inner.extract_many(&refs, threads));
+        got.into_iter()
+            .map(|r| r.ok().map(definition_tuples))
+            .collect()
+    }
+
+    /// Counts so far: versions `parsed`, of them `incremental` (re-parsed from an earlier
+    /// version's tree), definitions `reused`, changed ranges `queried`; and the source bytes of
+    /// the trees kept (`kept_bytes`).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let c = &self.inner.counts;
+        let out = PyDict::new(py);
+        out.set_item("parsed", c.parsed.load(Relaxed))?;
+        out.set_item("incremental", c.incremental.load(Relaxed))?;
+        out.set_item("reused", c.reused.load(Relaxed))?;
+        out.set_item("queried", c.queried.load(Relaxed))?;
+        out.set_item("kept_bytes", self.inner.kept_bytes())?;
+        Ok(out)
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Before anything is parsed: tree-sitter's nodes come from mimalloc from then on.
+    core::definitions::use_mimalloc();
     m.add("__version__", core::version())?;
     m.add_class::<PyLineIndex>()?;
+    m.add_class::<PyDefinitionExtractor>()?;
+    m.add(
+        "TREE_SITTER_LANGUAGE_VERSION",
+        tree_sitter::LANGUAGE_VERSION,
+    )?;
     m.add_function(wrap_pyfunction!(evaluate_instance, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_batch, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
