@@ -126,7 +126,7 @@ def test_load_results_gives_one_table_for_jsonl_and_parquet(tmp_path):
 def test_a_parquet_file_that_is_not_results_is_an_error(tmp_path):
     bad = tmp_path / "x.parquet"
     pq.write_table(pa.table({"a": [1]}), bad)
-    with pytest.raises(InputError, match="not a results file .* it looks like a Parquet file"):
+    with pytest.raises(InputError, match=r"not a results file .* it looks like a Parquet file"):
         list(read_rows(bad))
     broken = tmp_path / "y.parquet"
     broken.write_bytes(b"PAR1 not really")
