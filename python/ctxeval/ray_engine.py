@@ -44,9 +44,9 @@ from .evaluation.run import RunSpec, Summary, _Progress
 from .gold import GoldSet, load_gold
 from .inputs import list_inputs
 from .model import Trajectory
+from .outfile import is_parquet
 from .prepare import FinalPolicy
 from .results import RowWriter, check_overwritable, hold_output, read_rows, write_meta
-from .results_parquet import is_parquet
 from .scorer import Scorer
 from .symbols import grammar_versions
 
