@@ -126,7 +126,7 @@ def test_load_results_gives_one_table_for_jsonl_and_parquet(tmp_path):
 def test_a_parquet_file_that_is_not_results_is_an_error(tmp_path):
     bad = tmp_path / "x.parquet"
     pq.write_table(pa.table({"a": [1]}), bad)
-    with pytest.raises(InputError, match="no instance_id column"):
+    with pytest.raises(InputError, match=r"not a results file .* it looks like a Parquet file"):
         list(read_rows(bad))
     broken = tmp_path / "y.parquet"
     broken.write_bytes(b"PAR1 not really")
@@ -146,3 +146,36 @@ def test_parity_rows_round_trip_through_parquet(tmp_path):
     assert len(ev.rows) >= 40
     assert {r["status"] for r in ev.rows} >= {"ok", "error"}
     assert pq_ev.rows == ev.rows
+
+
+def test_a_parquet_out_is_held_for_its_whole_run(tmp_path, capsys):
+    """As a JSONL one: a second evaluation into the same Parquet output while the first holds
+    it (through the partial file the rows are written to) exits 1 naming it."""
+    from ctxeval.outfile import lock_holder
+    from ctxeval.results import hold_output
+
+    out = tmp_path / "results.parquet"
+    with hold_output(out) as held:
+        assert held.path == tmp_path / "results.parquet.partial"
+        assert lock_holder(held.path) is not None
+        ex = FIXTURES / "example"
+        code = main(["evaluate", "--gold", str(ex / "gold.jsonl"), "--repos", str(ex / "repos"),
+                     "--run", f"agent-a={ex / 'runs' / 'agent-a.jsonl'}", "--out", str(out),
+                     "-q"])
+        assert code == 1
+        assert "is being written by another evaluation" in capsys.readouterr().err
+        assert not out.exists()
+    evaluate_example(out)  # free again: the run completes and the partial file is gone
+    assert read_rows(out) and not (tmp_path / "results.parquet.partial").exists()
+
+
+def test_a_parquet_out_that_is_not_results_is_not_overwritten(tmp_path, capsys):
+    gold = tmp_path / "gold.parquet"
+    pq.write_table(pa.table({"original_inst_id": ["x"], "gold_ctx": ["[]"]}), gold)
+    before = gold.read_bytes()
+    ex = FIXTURES / "example"
+    code = main(["evaluate", "--gold", str(ex / "gold.jsonl"), "--repos", str(ex / "repos"),
+                 "--run", f"agent-a={ex / 'runs' / 'agent-a.jsonl'}", "--out", str(gold), "-q"])
+    assert code == 1
+    assert "refusing to overwrite" in capsys.readouterr().err
+    assert gold.read_bytes() == before

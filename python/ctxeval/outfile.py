@@ -160,3 +160,23 @@ class LineFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def is_parquet(path: str | Path) -> bool:
+    """Whether a results path is (or is to be) Parquet: by its suffix, else by its magic.
+    (Here, with the other facts about output files, so that knowing it imports no pyarrow.)"""
+    p = Path(path)
+    if p.suffix.lower() in (".parquet", ".pq"):
+        return True
+    if p.suffix.lower() in (".jsonl", ".json", ".ndjson") or not p.is_file():
+        return False
+    try:
+        with p.open("rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def partial_path(path: Path) -> Path:
+    """Where a Parquet output is written until it is complete (then renamed to ``path``)."""
+    return path.with_name(path.name + ".partial")

@@ -44,9 +44,9 @@ from .evaluation.run import RunSpec, Summary, _Progress
 from .gold import GoldSet, load_gold
 from .inputs import list_inputs
 from .model import Trajectory
+from .outfile import is_parquet
 from .prepare import FinalPolicy
 from .results import RowWriter, check_overwritable, hold_output, read_rows, write_meta
-from .results_parquet import is_parquet
 from .scorer import Scorer
 from .symbols import grammar_versions
 
@@ -190,7 +190,6 @@ class UnitEvaluator:
                              cache_dir=cache_dir, incremental=incremental, text=text)
         self.ev = self.scorer.evaluator
         self.records = self.scorer.records
-        self.scratch = Path(tempfile.mkdtemp(prefix="ctxeval-ray-"))
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
         """Ray Data's call: a batch of units (``seq``, ``unit``) → their rows and reports."""
@@ -227,7 +226,9 @@ class UnitEvaluator:
             listed = [Problem("missing_input", "no such file, directory or glob match",
                               path=given)]
         elif unit["kind"] == "remote":
-            slot = Path(tempfile.mkdtemp(dir=self.scratch))
+            # One directory per remote input, removed when it is read: Ray ends actors
+            # without running their clean-up, so nothing may outlive the unit.
+            slot = Path(tempfile.mkdtemp(prefix="ctxeval-ray-"))
             try:
                 local = _fetch_local(given, slot)
                 listed = [(local, bool(unit["explicit"]))]
@@ -281,7 +282,6 @@ class UnitEvaluator:
 
     def close(self) -> None:
         self.scorer.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def _renamed(rows: list[dict[str, Any]], summary: Summary, local: str, uri: str

@@ -48,17 +48,16 @@ def record_name(raw: Raw, instance_id: str | None = None, name: str | None = Non
 
 
 class RecordReader:
-    """Reads records through a private scratch directory (removed by :meth:`close`)."""
-
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="ctxeval-records-"))
+    """Reads records, each through a scratch directory of its own that is removed once it is
+    read: nothing is left behind by a reader that is never closed (a Ray actor is ended
+    without its clean-up running)."""
 
     def read(self, raw: Raw, *, instance_id: str | None = None, name: str | None = None,
              fmt: str | None = None, options: ReadOptions | None = None) -> ReadResult:
         """The trajectories of one record, or the problem that stopped it (as for a file; the
         problem names the record by ``name``, not the scratch file)."""
         fname = record_name(raw, instance_id, name)
-        slot = Path(tempfile.mkdtemp(dir=self.dir))
+        slot = Path(tempfile.mkdtemp(prefix="ctxeval-records-"))
         path = slot / fname
         try:
             path.write_bytes(record_bytes(raw))
@@ -76,4 +75,4 @@ class RecordReader:
         return got
 
     def close(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """Nothing to release (kept so that owners close what they open)."""

@@ -14,21 +14,19 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 from ._core import __version__
 from .errors import InputError, Problem
-from .outfile import LineFile
-from .results_parquet import (
-    ParquetRows,
-    is_parquet,
-    partial_path,
-    read_schema,
-    read_table,
-    table_to_rows,
-)
+from .outfile import LineFile, is_parquet, partial_path
+
+if TYPE_CHECKING:
+    from .results_parquet import ParquetRows
+
+# Parquet (pyarrow) is imported where it is used: importing it costs every command a tenth of
+# a second, and most never read or write Parquet.
 
 ROW_STATUSES = ("ok", "agent_failure", "error")
 GRANULARITIES = ("file", "symbol", "span", "line")
@@ -199,6 +197,8 @@ def _records(path: str | Path) -> Iterator[tuple[int, Any]]:
     if not is_parquet(path):
         yield from json_lines(path)
         return
+    from .results_parquet import read_table, table_to_rows
+
     try:
         table = read_table(path)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -339,6 +339,8 @@ def _check_parquet_overwritable(path: Path) -> None:
     nothing else (gold annotations are Parquet too)."""
     if not path.exists():
         return
+    from .results_parquet import read_schema
+
     try:
         columns = read_schema(path).names
     except (OSError, ValueError):
@@ -358,6 +360,8 @@ class RowWriter:
 
     def __init__(self, out: LineSink | ParquetRows, owned: bool = False) -> None:
         self.out = out
+        #: Whether ``out`` takes rows (a Parquet writer) rather than lines of bytes.
+        self.takes_rows: bool = getattr(out, "takes_rows", False)
         #: Whether :meth:`close` closes ``out`` (a file this writer opened).
         self.owned = owned
         self.counts = dict.fromkeys(ROW_STATUSES, 0)
@@ -370,13 +374,15 @@ class RowWriter:
         (``resume`` writes the rows already there again: Parquet cannot be appended to)."""
         if is_parquet(path):
             keep = list(read_rows(path, allow_empty=True)) if resume and path.exists() else []
+            from .results_parquet import ParquetRows
+
             return cls(ParquetRows(path, keep), owned=True)
         return cls(held)
 
     def write(self, row: dict[str, Any], *, parsed: bool = False) -> None:
         """Write one row. ``parsed``: the row was just parsed from JSON (the Ray engine's
         rows), so it holds nothing JSON would not (no NaN, no tuples) as it stands."""
-        if isinstance(self.out, ParquetRows):
+        if self.takes_rows:
             # The JSONL row exactly: orjson writes NaN/Infinity as null (see dumps_row).
             self.out.write(row if parsed else orjson.loads(orjson.dumps(row)))
         else:
@@ -389,7 +395,7 @@ class RowWriter:
                                        f"{row.get('instance_id')}: {err.get('message', '')}"))
 
     def flush(self) -> None:
-        if not isinstance(self.out, ParquetRows):
+        if not self.takes_rows:
             self.out.flush()
 
     def close(self) -> None:

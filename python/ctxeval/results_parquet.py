@@ -27,6 +27,11 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .outfile import is_parquet, partial_path
+
+__all__ = ["ParquetRows", "is_parquet", "partial_path", "read_schema", "read_table",
+           "rows_to_table", "table_to_rows"]
+
 GRANULARITIES = ("file", "symbol", "span", "line")
 
 _F = pa.float64()
@@ -290,25 +295,6 @@ def table_to_rows(table: pa.Table) -> Iterator[dict[str, Any]]:
             yield row
 
 
-def is_parquet(path: str | Path) -> bool:
-    """Whether a results path is (or is to be) Parquet: by its suffix, else by its magic."""
-    p = Path(path)
-    if p.suffix.lower() in (".parquet", ".pq"):
-        return True
-    if p.suffix.lower() in (".jsonl", ".json", ".ndjson") or not p.is_file():
-        return False
-    try:
-        with p.open("rb") as fh:
-            return fh.read(4) == b"PAR1"
-    except OSError:
-        return False
-
-
-def partial_path(path: Path) -> Path:
-    """Where a Parquet output is written until it is complete (then renamed to ``path``)."""
-    return path.with_name(path.name + ".partial")
-
-
 def read_schema(path: str | Path) -> pa.Schema:
     """The schema of a Parquet file (its footer only)."""
     return pq.read_schema(path)
@@ -321,6 +307,9 @@ class ParquetRows:
     reader never sees a half-written footer. ``keep`` are rows to write first (``--resume``:
     a Parquet file cannot be appended to, so the rows kept are written again).
     """
+
+    #: It takes rows (dicts), where a line sink takes bytes (see ``RowWriter``).
+    takes_rows = True
 
     def __init__(self, path: Path, keep: Iterable[dict[str, Any]] = (), group: int = 2048
                  ) -> None:

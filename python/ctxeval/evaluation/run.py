@@ -26,7 +26,7 @@ from ..extraction import SymbolExtractor, SymbolSettings
 from ..gold import GoldSet, load_gold
 from ..inputs import ReadResult, guess_instance_id, iter_input, list_inputs
 from ..model import GoldInstance, Trajectory
-from ..outfile import LineFile
+from ..outfile import LineFile, is_parquet
 from ..prepare import FinalPolicy, Preparer, PreparerBase
 from ..repo import RepoCache
 from ..resolved import ResolvedTable, load_resolved
@@ -38,7 +38,6 @@ from ..results import (
     read_rows,
     write_meta,
 )
-from ..results_parquet import is_parquet
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
 from .extract import LocalExtractor, ThreadExtractor

@@ -65,11 +65,13 @@ impl Trees {
         Some(kept)
     }
 
-    fn put(&mut self, key: &str, mut kept: Kept) {
+    /// Keeps `kept` as the last tree of `key`; returns what no longer fits (to be dropped by
+    /// the caller outside the lock: freeing a tree costs about a tenth of parsing it).
+    fn put(&mut self, key: &str, mut kept: Kept) -> Vec<Kept> {
         if kept.source.len() > self.budget {
-            return;
+            return vec![kept];
         }
-        self.take(key); // another thread may have put one meanwhile
+        let mut dropped: Vec<Kept> = self.take(key).into_iter().collect(); // put meanwhile
         self.clock += 1;
         kept.stamp = self.clock;
         self.bytes += kept.source.len();
@@ -79,10 +81,12 @@ impl Trees {
             let Some((_, oldest)) = self.by_stamp.pop_first() else {
                 break;
             };
-            if let Some(dropped) = self.by_key.remove(&oldest) {
-                self.bytes -= dropped.source.len();
+            if let Some(old) = self.by_key.remove(&oldest) {
+                self.bytes -= old.source.len();
+                dropped.push(old);
             }
         }
+        dropped
     }
 }
 
@@ -214,16 +218,15 @@ impl Extractor {
             .queried
             .fetch_add(got.queried as u64, Ordering::Relaxed);
         if let Some(trees) = &self.trees {
-            trees.lock().expect("tree cache").put(
-                item.key,
-                Kept {
-                    source: item.data.to_vec(),
-                    tree: got.tree,
-                    preset: item.preset.to_owned(),
-                    defs: got.defs.clone(),
-                    stamp: 0,
-                },
-            );
+            let kept = Kept {
+                source: item.data.to_vec(),
+                tree: got.tree,
+                preset: item.preset.to_owned(),
+                defs: got.defs.clone(),
+                stamp: 0,
+            };
+            let dropped = trees.lock().expect("tree cache").put(item.key, kept);
+            drop(dropped); // outside the lock
         }
         Ok(got.defs)
     }
