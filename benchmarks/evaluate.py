@@ -228,8 +228,8 @@ def best(cmd_of: Callable[[int], list[str]], repeat: int) -> float:
 
 def _anon_bytes(pid: int, status: dict[str, str]) -> int:
     """The process's resident anonymous memory, pages shared with other processes counted by
-    their share (``Pss_Anon``): a worker forked from the evaluation, or a child between fork and
-    exec, shares its parent's pages, which ``RssAnon`` would count twice. ``RssAnon`` where
+    their share (``Pss_Anon``): a child forked and not yet exec'd shares its parent's pages,
+    which ``RssAnon`` would count twice. ``RssAnon`` where
     the kernel gives no ``smaps_rollup``."""
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
@@ -267,8 +267,18 @@ def _tree_reading(root: int) -> int:
         pid = stack.pop()
         if pid in status:
             total += _anon_bytes(pid, status[pid])
-        stack.extend(children.get(pid, ()))
+        stack.extend(c for c in children.get(pid, ())
+                     if c in status and not _shares_memory(status[c], status[pid]))
     return total
+
+
+def _shares_memory(child: dict[str, str], parent: dict[str, str]) -> bool:
+    """Whether a child is still in its parent's memory: started by vfork (as git is) and not
+    yet exec'd, it runs in the parent's address space itself, which Pss_Anon would count
+    twice (its resident anonymous size is then exactly the parent's). ctxeval starts no
+    process that stays in its memory, so none is left out wrongly."""
+    return child.get("RssAnon") == parent.get("RssAnon") and child.get("Name") == parent.get(
+        "Name")
 
 
 def peak_tree_memory(cmd: list[str], every: float = 0.05) -> tuple[float, int, int]:
