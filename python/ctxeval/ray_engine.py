@@ -44,9 +44,8 @@ from .evaluation.run import RunSpec, Summary, _Progress
 from .gold import GoldSet, load_gold
 from .inputs import list_inputs
 from .model import Trajectory
-from .outfile import is_parquet
 from .prepare import FinalPolicy
-from .results import RowWriter, check_overwritable, hold_output, read_rows, write_meta
+from .results import RowWriter, begin_output, hold_output, write_meta
 from .scorer import Scorer
 from .symbols import grammar_versions
 
@@ -418,12 +417,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         summary = Summary(gold_problems=list(gold_set.problems))
         skip: set[tuple[str, str]] = set()
         if row_file is not None and out_path is not None:
-            if not resume:
-                check_overwritable(out_path)
-            summary.torn_bytes = row_file.begin(resume=resume and not is_parquet(out_path))
-            if resume and out_path.exists():
-                skip = {(str(r.get("run")), str(r["instance_id"]))
-                        for r in read_rows(out_path, allow_empty=True)}
+            summary.torn_bytes, skip = begin_output(row_file, out_path, resume=resume)
         units = plan_units(runs, fmt)
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,

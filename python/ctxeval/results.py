@@ -249,6 +249,21 @@ def hold_output(path: Path) -> LineFile:
     return LineFile(partial_path(path) if is_parquet(path) else path)
 
 
+def begin_output(held: LineFile, path: Path, *, resume: bool) -> tuple[int, set[tuple[str, str]]]:
+    """Start writing a held output (:func:`hold_output`): refuse to overwrite what is not
+    results, then truncate it, or with ``resume`` drop a torn last line (JSONL); returns the
+    bytes dropped and the (run, instance) of the rows already there, not to be evaluated
+    again."""
+    if not resume:
+        check_overwritable(path)
+    torn = held.begin(resume=resume and not is_parquet(path))
+    done: set[tuple[str, str]] = set()
+    if resume and path.exists():
+        done = {(str(r.get("run")), str(r["instance_id"]))
+                for r in read_rows(path, allow_empty=True)}
+    return torn, done
+
+
 def check_overwritable(path: str | Path) -> None:
     """Raise an :class:`InputError` when ``path`` holds something other than result rows that
     a new evaluation would destroy (``--out gold.jsonl`` by mistake); results, an empty file, or

@@ -26,18 +26,11 @@ from ..extraction import SymbolExtractor, SymbolSettings
 from ..gold import GoldSet, load_gold
 from ..inputs import ReadResult, guess_instance_id, iter_input, list_inputs
 from ..model import GoldInstance, Trajectory
-from ..outfile import LineFile, is_parquet
+from ..outfile import LineFile
 from ..prepare import FinalPolicy, Preparer, PreparerBase
 from ..repo import RepoCache
 from ..resolved import ResolvedTable, load_resolved
-from ..results import (
-    RowWriter,
-    check_overwritable,
-    error_row,
-    hold_output,
-    read_rows,
-    write_meta,
-)
+from ..results import RowWriter, begin_output, error_row, hold_output, write_meta
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
 from .extract import LocalExtractor, ThreadExtractor
@@ -500,14 +493,8 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
                         + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
     summary = Summary(gold_problems=list(gold_set.problems))
     skip: set[tuple[str, str]] = set()
-    if row_file is not None:
-        assert out_path is not None
-        if not resume:
-            check_overwritable(out_path)
-        summary.torn_bytes = row_file.begin(resume=resume and not is_parquet(out_path))
-        if resume and out_path.exists():
-            skip = {(str(r.get("run")), str(r["instance_id"]))
-                    for r in read_rows(out_path, allow_empty=True)}
+    if row_file is not None and out_path is not None:
+        summary.torn_bytes, skip = begin_output(row_file, out_path, resume=resume)
     if sidecar is not None:
         sidecar.begin(resume=resume)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
