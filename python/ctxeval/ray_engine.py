@@ -40,12 +40,12 @@ import orjson
 from .adapters import ReadOptions, dataset
 from .adapters.dataset import row_trajectories
 from .errors import AdapterError, CtxevalError, InputError, Problem
-from .evaluation.run import RunSpec, Summary, _Progress
+from .evaluation.run import RunSpec, Summary, _Progress, start
 from .gold import GoldSet, load_gold
 from .inputs import list_inputs
 from .model import Trajectory
 from .prepare import FinalPolicy
-from .results import RowWriter, begin_output, hold_output, write_meta
+from .results import RowWriter, hold_output, write_meta
 from .scorer import Scorer
 from .symbols import grammar_versions
 
@@ -409,15 +409,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         local_gold, gold_names = _localized_gold(gold, scratch)
         gold_set = load_gold(local_gold)
         gold_set.sources = [(gold_names.get(p, p), h) for p, h in gold_set.sources]
-        if not gold_set.instances:
-            from .errors import GoldError
-
-            raise GoldError("no gold instance could be loaded"
-                            + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
-        summary = Summary(gold_problems=list(gold_set.problems))
-        skip: set[tuple[str, str]] = set()
-        if row_file is not None and out_path is not None:
-            summary.torn_bytes, skip = begin_output(row_file, out_path, resume=resume)
+        summary, skip = start(gold_set, row_file, out_path, resume=resume)
         units = plan_units(runs, fmt)
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,

@@ -480,6 +480,21 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                          cache_dir=cache_dir, incremental=incremental, t0=t0)
 
 
+def start(gold_set: GoldSet, row_file: LineFile | None, out_path: Path | None, *,
+          resume: bool) -> tuple[Summary, set[tuple[str, str]]]:
+    """What every engine does once the gold is loaded and the output held: stop when there is
+    no gold at all, start the output (:func:`~ctxeval.results.begin_output`); the summary to
+    fill and the (run, instance) already written, not to be evaluated again."""
+    if not gold_set.instances:
+        raise GoldError("no gold instance could be loaded"
+                        + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
+    summary = Summary(gold_problems=list(gold_set.problems))
+    skip: set[tuple[str, str]] = set()
+    if row_file is not None and out_path is not None:
+        summary.torn_bytes, skip = begin_output(row_file, out_path, resume=resume)
+    return summary, skip
+
+
 def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
               out_path: Path | None, row_file: LineFile | None, sidecar: ViewsSidecar | None,
               stream: IO[bytes] | None, preset: str, final_policy: FinalPolicy,
@@ -488,13 +503,7 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
               cache_dir: str | Path | None, incremental: bool, t0: float) -> Summary:
     """:func:`evaluate` once its outputs are held."""
     gold_set = load_gold(list(gold))
-    if not gold_set.instances:
-        raise GoldError("no gold instance could be loaded"
-                        + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
-    summary = Summary(gold_problems=list(gold_set.problems))
-    skip: set[tuple[str, str]] = set()
-    if row_file is not None and out_path is not None:
-        summary.torn_bytes, skip = begin_output(row_file, out_path, resume=resume)
+    summary, skip = start(gold_set, row_file, out_path, resume=resume)
     if sidecar is not None:
         sidecar.begin(resume=resume)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
