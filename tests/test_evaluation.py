@@ -135,7 +135,8 @@ def test_needs_list_each_blob_once_and_skip_what_is_known(workload: Path) -> Non
         assert {n.blob for n in wanted} == {b for b, _ in files}
         # Once extracted (in path order, each path's versions oldest first), nothing is left.
         order = ordered(wanted)
-        assert all(a.shard < b.shard or (a.shard == b.shard and a.order <= b.order)
+        assert all((a.repo, a.lang_path) < (b.repo, b.lang_path)
+                   or ((a.repo, a.lang_path) == (b.repo, b.lang_path) and a.order <= b.order)
                    for a, b in itertools.pairwise(order))
         for n in order:
             symbols.get(n.blob, n.snap.read(n.path) or b"", n.lang_path, n.preset)

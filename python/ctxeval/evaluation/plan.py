@@ -61,11 +61,6 @@ class Need:
     def key(self) -> tuple[str, str, str]:
         return (self.blob, self.lang, self.preset)
 
-    @property
-    def shard(self) -> tuple[str, str]:
-        """What ties blobs together: the versions of one path of one repository."""
-        return (self.repo, self.lang_path)
-
 
 def plan_item(preparer: PreparerBase, repos: RepoCache, gold: GoldInstance,
               traj: Trajectory | None, run: str, status: str, pred_file: str | None,
