@@ -60,7 +60,8 @@ def test_rows_do_not_depend_on_how_definitions_were_found(workload: Path, tmp_pa
     assert warm["parsed"] == 0 and warm["disk_cached"] > 0
 
 
-def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: Path,
+@pytest.mark.parametrize("jobs", [1, 2])  # -j 1 extracts on a background thread too
+def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: Path, jobs: int,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     base = _evaluate(workload, tmp_path / "base.jsonl")
     gold = load_gold([workload / "gold.jsonl"])
@@ -79,7 +80,7 @@ def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: 
 
     monkeypatch.setattr(symbols, "get_many", failing)
     with RepoCache(workload / "repos") as repos, \
-            Evaluator(gold, repos, jobs=2, symbols=symbols) as ev:
+            Evaluator(gold, repos, jobs=jobs, symbols=symbols) as ev:
         lines = []
         summary = Summary()
         for r in runs:

@@ -33,7 +33,7 @@ from ..resolved import ResolvedTable, load_resolved
 from ..results import RowWriter, begin_output, error_row, hold_output, write_meta
 from ..symbols import grammar_versions
 from ..views_sidecar import ViewsSidecar
-from .extract import LocalExtractor, ThreadExtractor
+from .extract import ThreadExtractor
 from .plan import Item, needs, plan_item
 from .score import score
 
@@ -199,9 +199,10 @@ class _RunContext:
 class Evaluator:
     """Evaluates runs against one gold set; usable from Python as well as from the CLI.
 
-    ``jobs > 1`` extracts definitions on that many native threads, sharded by path (parsing
-    and naming run in the native core with the GIL released); this thread plans and scores
-    meanwhile. Rows come out in input order, identical whatever ``jobs`` is.
+    ``jobs`` is the number of native threads that extract definitions, sharded by path
+    (parsing and naming run in the native core with the GIL released); this thread reads,
+    plans and scores meanwhile, ``-j 1`` included. Rows come out in input order, identical
+    whatever ``jobs`` is.
     """
 
     def __init__(self, gold: GoldSet, repos: RepoCache, *, preset: str = "strict",
@@ -221,7 +222,7 @@ class Evaluator:
         self.preparer = make_preparer(self.symbols, preset, final_policy)
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
         self.covered: set[str] = set()
-        self._extractor: LocalExtractor | ThreadExtractor | None = None
+        self._extractor: ThreadExtractor | None = None
         self._closed_notes: list[str] = []
 
     # -- plan --------------------------------------------------------------------------------
@@ -325,17 +326,16 @@ class Evaluator:
 
     # -- extract and score -------------------------------------------------------------------
 
-    def _extract_stage(self) -> LocalExtractor | ThreadExtractor:
+    def _extract_stage(self) -> ThreadExtractor:
         if self._extractor is None:
-            self._extractor = LocalExtractor(self.symbols) if self.jobs <= 1 else \
-                ThreadExtractor(self.symbols, self.jobs)
+            self._extractor = ThreadExtractor(self.symbols, max(self.jobs, 1))
         return self._extractor
 
     def _staged(self, batches: Iterator[_Batch], ctx: _RunContext) -> Iterator[_Batch]:
-        """Each batch through extract and score, in order. With ``-j N`` a few batches are in
-        flight: this thread plans the next ones while the native threads extract."""
+        """Each batch through extract and score, in order. A few batches are in flight: this
+        thread plans the next ones while the native threads extract."""
         stage = self._extract_stage()
-        ahead = 0 if self.jobs <= 1 else 2 * self.jobs
+        ahead = 2 * max(self.jobs, 1)
         window: deque[tuple[_Batch, Any]] = deque()
         for batch in batches:
             wanted = needs(batch.items, self.symbols, self.preparer.preset, stage.pending())
@@ -361,7 +361,7 @@ class Evaluator:
     @property
     def notes(self) -> list[str]:
         """What went wrong with the evaluator itself but changed no row."""
-        broken = getattr(self._extractor, "broken", None)
+        broken = self._extractor.broken if self._extractor is not None else None
         return [broken] if broken else list(self._closed_notes)
 
     def close(self) -> None:
