@@ -12,9 +12,10 @@ distinct blob the runs make the evaluator read; no evaluator parsing from scratc
 the **incremental floor** (the same blobs, each re-parsed from its path's previous version, the
 line diff included), and evaluations, each a fresh ``ctxeval evaluate`` process (best of
 ``--repeat``): cold (no disk cache) with ``-j 1`` and ``-j 2``, with and without incremental
-parsing, ``-j 1`` also pinned to one CPU (threads and git children included), and warm (the disk cache filled by an earlier evaluation); whether their rows are
-byte-identical; the ratios the targets are stated in; and, given its environment
-(``benchmarks/reference.md``), the published ContextBench evaluator on the same workload.
+parsing, ``-j 1`` also pinned to one CPU (threads and git children included), and warm (the
+disk cache filled by an earlier evaluation); whether their rows are byte-identical; the
+ratios the targets are stated in; and, given its environment (``benchmarks/reference.md``),
+the published ContextBench evaluator on the same workload.
 
 ``--memory N...`` instead measures the peak resident anonymous memory of the **whole process
 tree** (ctxeval and every ``git`` child; pages shared between them counted once,

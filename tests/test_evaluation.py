@@ -14,6 +14,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: 
     real = symbols.get_many
 
     def failing(items, threads=1):
-        calls.append(len(items))
+        calls.append(threading.current_thread().name)
         if len(calls) == 2:
             raise MemoryError("injected")
         return real(items, threads)
@@ -86,7 +87,10 @@ def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: 
         for r in runs:
             lines.extend(dumps_row(row) for row in ev.run(RunSpec(r.stem, [str(r)]), summary))
         assert ev.notes and "background extraction failed (MemoryError: injected)" in ev.notes[0]
-    assert len(calls) == 2  # after the failure, extraction moved to the calling thread
+    # After the failure extraction moved to the calling thread: no background thread started
+    # another call, but the one another thread may have had under way when the first failed.
+    assert 2 <= len(calls) <= 1 + jobs
+    assert all(name.startswith("ctxeval-extract-") for name in calls)
     assert b"".join(lines) == base
 
 

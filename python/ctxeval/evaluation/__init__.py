@@ -9,9 +9,9 @@ input order, streamed as they are ready.
   and the list of distinct blobs whose definitions it needs (:class:`.plan.Need`).
 * **extract** (:mod:`.extract`): the definitions of each distinct blob, once: from memory, the
   disk cache, or a parse, the versions of one path taken in commit order so that incremental
-  re-parsing applies. With ``-j N`` the blobs are sharded over N native threads **by path**
+  re-parsing applies. The blobs are sharded over the ``-j N`` native threads **by path**
   (:class:`.extract.ThreadExtractor`), so that one repository never keeps one thread busy and
-  the others idle, while this thread plans and scores.
+  the others idle, while this thread reads, plans and scores (``-j 1`` included).
 * **score** (:mod:`.score`): each planned instance finished with its definitions and scored
   by the native engine in one batch call; rows are built (:mod:`.rows`).
 

@@ -4,17 +4,17 @@ Both extractors take the :class:`~ctxeval.evaluation.plan.Need` list of a batch 
 answers in the evaluation's :class:`~ctxeval.extraction.SymbolExtractor`, where the score
 stage finds them in memory:
 
-* :class:`ThreadExtractor` (``-j N``, ``-j 1`` included) hands the bytes to a background
-  thread that parses on N native threads of the core, sharded **by path**: the versions of a
-  path are taken in order on one thread (each re-parsed incrementally from the one before),
-  different paths on different threads, largest first, so every thread has work whatever the
-  number of repositories. Parsing and naming run in the native core with the GIL released, so
-  the calling thread reads, plans and scores the next batches meanwhile (with ``-j 1`` that
-  work, a third of a cold run on the real-history benchmark, no longer waits for the parse);
-  no process is started, nothing is copied between processes, and nothing can outlive the
-  evaluation;
+* :class:`ThreadExtractor` (``-j N``, ``-j 1`` included) hands the bytes to N background
+  threads, each parsing on one native thread of the core, sharded **by path**: a path belongs
+  to one thread (the least loaded when it is first met), which takes its versions in order,
+  each re-parsed incrementally from the one before, so every thread has work whatever the
+  number of repositories, and no thread waits for another. Parsing and naming run in the
+  native core with the GIL released, so the calling thread reads, plans and scores the next
+  batches meanwhile (with ``-j 1`` that work, about a quarter of a cold run on the
+  real-history benchmark, no longer waits for the parse); no process is started, nothing is
+  copied between processes, and nothing can outlive the evaluation;
 * :class:`LocalExtractor` parses in the calling thread: the thread extractor's fallback, should
-  its background thread fail.
+  a background thread fail.
 
 A blob that cannot be read here is simply skipped: the score stage reads it again and turns
 the failure into that instance's error row.
@@ -82,70 +82,121 @@ class LocalExtractor:
         return None
 
 
-class ThreadExtractor:
-    """Extraction on ``jobs`` native threads behind one background thread; :meth:`submit`
-    returns at once and :meth:`collect` waits for that batch's answers.
+#: Paths whose extraction thread is remembered (beyond, the table starts again: a path seen
+#: again after that may move to another thread, which only costs its incremental re-parse).
+OWNERS = 65536
 
-    The background thread takes every batch queued by the time it is free in one call to the
-    core, so that a small batch does not leave threads idle, and the batches' versions of a
-    path stay in submission order (commit order within a batch). Should it fail, the batch's
-    blobs are simply extracted by the score stage as it needs them, and later batches in this
-    thread (:attr:`broken` says why): the rows are the same.
-    """
+_Work = list[tuple[str, bytes, str, str]]
 
-    def __init__(self, symbols: SymbolExtractor, jobs: int) -> None:
+
+class _Worker:
+    """One background thread and its queue: it takes everything queued by the time it is free
+    in one call to the core (on one native thread, the GIL released), in submission order."""
+
+    def __init__(self, symbols: SymbolExtractor, k: int, failed: threading.Event) -> None:
         self.symbols = symbols
-        self.jobs = jobs
-        self._queue: list[tuple[list[tuple[str, bytes, str, str]], Future[None]]] = []
-        self._cond = threading.Condition()
-        self._closing = False
-        self._pending: set[tuple[str, str, str]] = set()
-        self._local = LocalExtractor(symbols)
-        #: Why extraction moved into the calling thread, once the background thread failed.
-        self.broken: str | None = None
-        self._thread = threading.Thread(target=self._serve, name="ctxeval-extract",
-                                        daemon=True)
-        self._thread.start()
+        #: Set by the first thread that fails: the others then stop extracting (their queued
+        #: batches fail too, and the score stage extracts what they miss).
+        self.failed = failed
+        self.queue: list[tuple[_Work, Future[None]]] = []
+        self.cond = threading.Condition()
+        self.closing = False
+        self.thread = threading.Thread(target=self._serve, name=f"ctxeval-extract-{k}",
+                                       daemon=True)
+        self.thread.start()
 
     def _serve(self) -> None:
         while True:
-            with self._cond:
-                while not self._queue and not self._closing:
-                    self._cond.wait()
-                if not self._queue:
+            with self.cond:
+                while not self.queue and not self.closing:
+                    self.cond.wait()
+                if not self.queue:
                     return
-                work, self._queue = self._queue, []
+                work, self.queue = self.queue, []
             try:
-                self.symbols.get_many([it for items, _f in work for it in items], self.jobs)
+                if self.failed.is_set():
+                    raise RuntimeError("another extraction thread failed")
+                self.symbols.get_many([it for items, _f in work for it in items], 1)
             except BaseException as exc:
+                self.failed.set()
                 for _items, fut in work:
                     fut.set_exception(exc)
                 continue
             for _items, fut in work:
                 fut.set_result(None)
 
+    def put(self, items: _Work) -> Future[None]:
+        fut: Future[None] = Future()
+        with self.cond:
+            if self.closing:
+                raise RuntimeError("the extract stage is closed")
+            self.queue.append((items, fut))
+            self.cond.notify()
+        return fut
+
+    def close(self) -> None:
+        with self.cond:
+            self.closing = True
+            self.cond.notify()
+        self.thread.join()
+
+
+class ThreadExtractor:
+    """Extraction on ``jobs`` background threads, each driving one native thread; :meth:`submit`
+    returns at once and :meth:`collect` waits for that batch's answers.
+
+    Each path belongs to one thread (the least loaded, in bytes, when the path is first met),
+    so its versions are taken in submission order (commit order within a batch) and each is
+    re-parsed from the one before. The threads never wait for one another: a batch's share
+    that one thread finishes early does not leave it idle while another finishes its own, as
+    one call to the core over all threads would (that barrier cost ``-j 2`` a tenth of its
+    time on the real-history benchmark). Should a thread fail, the batch's blobs are simply
+    extracted by the score stage as it needs them, and later batches in the calling thread
+    (:attr:`broken` says why): the rows are the same.
+    """
+
+    def __init__(self, symbols: SymbolExtractor, jobs: int) -> None:
+        self.symbols = symbols
+        self.jobs = jobs
+        failed = threading.Event()
+        self._workers = [_Worker(symbols, k, failed) for k in range(max(jobs, 1))]
+        self._owner: dict[str, int] = {}
+        self._load = [0] * len(self._workers)
+        self._pending: set[tuple[str, str, str]] = set()
+        self._local = LocalExtractor(symbols)
+        #: Why extraction moved into the calling thread, once a background thread failed.
+        self.broken: str | None = None
+
+    def _thread_of(self, lang_path: str, size: int) -> int:
+        k = self._owner.get(lang_path)
+        if k is None:
+            if len(self._owner) >= OWNERS:
+                self._owner.clear()
+            k = self._owner[lang_path] = min(range(len(self._load)), key=self._load.__getitem__)
+        self._load[k] += size
+        return k
+
     def submit(self, needs: Sequence[Need]) -> Any:
         if self.broken is not None:
             self._local.submit(needs)
             return None
         found = read_all(ordered(needs))
-        items = [(n.blob, data, n.lang_path, n.preset) for n, data in found]
+        shares: list[_Work] = [[] for _ in self._workers]
+        for n, data in found:
+            shares[self._thread_of(n.lang_path, len(data))].append(
+                (n.blob, data, n.lang_path, n.preset))
+        futs = [w.put(share) for w, share in zip(self._workers, shares, strict=True) if share]
         keys = [n.key for n, _data in found]
-        fut: Future[None] = Future()
-        with self._cond:
-            if self._closing:
-                raise RuntimeError("the extract stage is closed")
-            self._queue.append((items, fut))
-            self._cond.notify()
         self._pending.update(keys)
-        return fut, keys
+        return futs, keys
 
     def collect(self, ticket: Any) -> None:
         if ticket is None:
             return
-        fut, keys = ticket
+        futs, keys = ticket
         try:
-            fut.result()
+            for fut in futs:
+                fut.result()
         except Exception as exc:  # the score stage extracts what is missing
             if self.broken is None:
                 self.broken = (f"background extraction failed ({type(exc).__name__}: {exc}); "
@@ -157,8 +208,6 @@ class ThreadExtractor:
         return self._pending
 
     def close(self) -> None:
-        """Finish what is queued and stop the background thread."""
-        with self._cond:
-            self._closing = True
-            self._cond.notify()
-        self._thread.join()
+        """Finish what is queued and stop the background threads."""
+        for w in self._workers:
+            w.close()
