@@ -16,7 +16,7 @@ import threading
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from ctxeval.grammars import GRAMMARS, query_sections, query_text
+from ctxeval.truth.grammars import GRAMMARS, query_sections, query_text
 
 OracleDef = tuple[str, str, str, int, int, int, int]
 

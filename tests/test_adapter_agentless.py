@@ -14,10 +14,10 @@ try:  # tests/ may or may not be a package, depending on the checkout
 except ImportError:  # pragma: no cover
     from conftest import CORPUS, requires_shared
 
-from ctxeval import adapters
-from ctxeval.adapters import ReadOptions, agentless
 from ctxeval.errors import AdapterError
 from ctxeval.model import SymbolRef, View
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import ReadOptions, agentless
 
 LOC = CORPUS / "django__django-11742" / "trajs" / "agentless_v1_gpt4o__loc_outputs.jsonl"
 FIELDS = "django/db/models/fields/__init__.py"

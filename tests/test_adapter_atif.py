@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, FIXTURES, requires_shared
-from ctxeval import adapters
-from ctxeval.adapters import ReadOptions, atif, mini_swe_agent, openhands
 from ctxeval.errors import AdapterError
 from ctxeval.model import Step, View
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import ReadOptions, atif, mini_swe_agent, openhands
 
 ATIF = FIXTURES / "adapters" / "atif"
 MINI_NATIVE = CORPUS / "django__django-11099" / "trajs" / \
@@ -233,7 +233,7 @@ def test_detection_by_content_and_harbor_agent_folder(tmp_path):
 
 def test_inputs_walk_takes_the_agent_folder_once():
     """Continuation and subagent files are parts of their run, not runs of their own."""
-    from ctxeval.inputs import read_inputs
+    from ctxeval.reading.inputs import read_inputs
 
     results = list(read_inputs([ATIF / "terminus-2"]))
     assert [(r.fmt, len(r.trajectories)) for r in results] == [("atif", 1)]

@@ -15,13 +15,13 @@ try:  # tests/ may or may not be a package, depending on the checkout
 except ImportError:  # pragma: no cover
     from conftest import CORPUS, FIXTURES, requires_shared
 
-from ctxeval import adapters
-from ctxeval.adapters import ReadOptions, autocoderover
 from ctxeval.errors import AdapterError
-from ctxeval.extraction import SymbolExtractor
+from ctxeval.evaluation.resolve import TrajectoryResolver
 from ctxeval.model import SymbolRef, View
-from ctxeval.repo import RepoCache
-from ctxeval.resolve import TrajectoryResolver
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import ReadOptions, autocoderover
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.repo import RepoCache
 
 RUN = "acr_gpt4-0125__acr-run-1"
 

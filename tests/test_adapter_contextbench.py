@@ -11,15 +11,15 @@ from types import ModuleType
 import pytest
 
 from conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
-from ctxeval.adapters import ReadOptions, detect
-from ctxeval.adapters import cb_prometheus as prom
-from ctxeval.adapters import cb_sweagent as ckpt
-from ctxeval.adapters import cb_sweagent_context_json as ctxjson
-from ctxeval.adapters import cb_sweagent_patch_context as pctx
-from ctxeval.adapters import cb_unified as unified
-from ctxeval.adapters.contextbench import cb_patch_context, strict_patch_context
 from ctxeval.errors import AdapterError
 from ctxeval.model import SymbolRef, Trajectory, View
+from ctxeval.reading.adapters import ReadOptions, detect
+from ctxeval.reading.adapters import cb_prometheus as prom
+from ctxeval.reading.adapters import cb_sweagent as ckpt
+from ctxeval.reading.adapters import cb_sweagent_context_json as ctxjson
+from ctxeval.reading.adapters import cb_sweagent_patch_context as pctx
+from ctxeval.reading.adapters import cb_unified as unified
+from ctxeval.reading.adapters.contextbench import cb_patch_context, strict_patch_context
 
 CB = ReadOptions(preset="contextbench")
 STRICT = ReadOptions(preset="strict")

@@ -10,9 +10,9 @@ import pytest
 from tests.conftest import FIXTURES
 
 import ctxeval
-from ctxeval import adapters
-from ctxeval.adapters import dataset
 from ctxeval.errors import AdapterError
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import dataset
 
 EX = FIXTURES / "example"
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
-from ctxeval import adapters
-from ctxeval.adapters import ReadOptions
-from ctxeval.adapters import mini_swe_agent as msa
 from ctxeval.errors import AdapterError
 from ctxeval.model import Trajectory, Usage, View
-from ctxeval.placing import FileLines, place_view
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import ReadOptions
+from ctxeval.reading.adapters import mini_swe_agent as msa
+from ctxeval.reading.placing import FileLines, place_view
 
 TOY = FIXTURES / "adapters" / "mini-swe-agent" / "toy__pkg-1" / "toy__pkg-1.traj.json"
 V1 = "mini-swe-agent_1.15.0_gemini3pro.traj.json"

@@ -14,16 +14,16 @@ try:  # tests/ may or may not be a package, depending on the checkout
 except ImportError:  # pragma: no cover
     from conftest import CORPUS, FIXTURES, requires_shared
 
-from ctxeval import adapters
-from ctxeval.adapters import ReadOptions, moatless
 from ctxeval.errors import AdapterError
-from ctxeval.extraction import SymbolExtractor
+from ctxeval.evaluation.prepare.preparer import Preparer
+from ctxeval.evaluation.resolve import TrajectoryResolver
 from ctxeval.linesets import line_runs
-from ctxeval.moatless_spans import IMPORT_SPANS
 from ctxeval.model import GoldInstance, SymbolRef, View
-from ctxeval.prepare import Preparer
-from ctxeval.repo import RepoCache
-from ctxeval.resolve import TrajectoryResolver
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import ReadOptions, moatless
+from ctxeval.reading.moatless_spans import IMPORT_SPANS
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.repo import RepoCache
 
 
 def M1(file: str, name: str) -> SymbolRef:

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, FIXTURES, requires_shared
-from ctxeval.adapters import ReadOptions, detect
-from ctxeval.adapters import openhands as oh
-from ctxeval.adapters import openhands_completions as oc
-from ctxeval.adapters import swe_agent as sa
 from ctxeval.errors import AdapterError
 from ctxeval.model import View
+from ctxeval.reading.adapters import ReadOptions, detect
+from ctxeval.reading.adapters import openhands as oh
+from ctxeval.reading.adapters import openhands_completions as oc
+from ctxeval.reading.adapters import swe_agent as sa
 
 FIX = FIXTURES / "adapters" / "openhands"
 OPTS = ReadOptions()

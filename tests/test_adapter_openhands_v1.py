@@ -9,9 +9,9 @@ import json
 import pytest
 
 from conftest import FIXTURES
-from ctxeval import adapters
-from ctxeval.adapters import ReadOptions, openhands_v1
 from ctxeval.errors import AdapterError
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import ReadOptions, openhands_v1
 
 CONV = FIXTURES / "adapters" / "openhands-v1" / "9b1f4c2ad3e84f0c8a7e5d6b4c3a2f10"
 F = "/workspace/repo/src/calc.py"

@@ -14,10 +14,10 @@ try:  # tests/ may or may not be a package, depending on the checkout
 except ImportError:  # pragma: no cover
     from conftest import CORPUS, FIXTURES, requires_shared
 
-from ctxeval import adapters
-from ctxeval.adapters import ReadOptions, claude_code, codex
 from ctxeval.errors import AdapterError
 from ctxeval.model import View
+from ctxeval.reading import adapters
+from ctxeval.reading.adapters import ReadOptions, claude_code, codex
 
 LOGS = CORPUS / "session-logs"
 CLAUDE_FIX = FIXTURES / "adapters" / "claude-code" / "session.jsonl"
@@ -268,7 +268,7 @@ def _expected_format(p: Path) -> str | None:
 @requires_shared
 def test_detectors_claim_exactly_their_corpus_inputs() -> None:
     """Every corpus file/dir: these five adapters claim their own inputs and nothing else."""
-    from ctxeval.adapters import agentless, autocoderover, moatless
+    from ctxeval.reading.adapters import agentless, autocoderover, moatless
 
     mods = (agentless, autocoderover, moatless, claude_code, codex)
     checked = 0
@@ -285,8 +285,8 @@ def test_detectors_claim_exactly_their_corpus_inputs() -> None:
 
 
 def test_views_after_an_edit_are_post_edit():
-    from ctxeval.adapters._sessions import mark_views_after_edits
     from ctxeval.model import Step, View
+    from ctxeval.reading.adapters._sessions import mark_views_after_edits
 
     steps = [Step(0, views=[View("a.py", 1, 5)]), Step(1, edits=["a.py"]),
              Step(2, views=[View("a.py", 1, 5), View("b.py", 2, 3)])]

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, FIXTURES, requires_shared
-from ctxeval.adapters import ReadOptions, detect
-from ctxeval.adapters import swe_agent as sa
 from ctxeval.errors import AdapterError
 from ctxeval.model import Trajectory, View
+from ctxeval.reading.adapters import ReadOptions, detect
+from ctxeval.reading.adapters import swe_agent as sa
 
 FIX = FIXTURES / "adapters" / "swe-agent"
 OPTS = ReadOptions()

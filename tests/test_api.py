@@ -8,8 +8,8 @@ import pytest
 
 import ctxeval
 from conftest import FIXTURES
-from ctxeval.comparison import Comparison
-from ctxeval.reports import Report, render
+from ctxeval.analysis.comparison import Comparison
+from ctxeval.analysis.reports import Report, render
 
 EX = FIXTURES / "example"
 RUNS = {"agent-a": EX / "runs/agent-a.jsonl", "agent-b": EX / "runs/agent-b.jsonl"}

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ctxeval.cache as cache_mod
+import ctxeval.truth.cache as cache_mod
 from conftest import PARITY, requires_parity
-from ctxeval.cache import (
+from ctxeval.truth.cache import (
     SymbolCache,
     decode_definitions,
     default_cache_dir,
@@ -23,9 +23,9 @@ from ctxeval.cache import (
     is_blob_id,
     namespace,
 )
-from ctxeval.extraction import SymbolExtractor
-from ctxeval.repo import git_blob_id
-from ctxeval.symbols import Definition, extract
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.repo import git_blob_id
+from ctxeval.truth.symbols import Definition, extract
 
 PY = b'''class Account:
     """Ein Konto: W\xc3\xa4hrung \xe2\x82\xac."""

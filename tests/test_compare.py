@@ -1,4 +1,5 @@
-"""ctxeval.comparison: paired comparisons on hand-made rows and end to end on the example runs."""
+"""ctxeval.analysis.comparison: paired comparisons on hand-made rows and end to end on the example
+runs."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES
-from ctxeval.cli import main
-from ctxeval.comparison import (
+from ctxeval.analysis.comparison import (
     DAGGER,
     Comparison,
     compare_rows,
     higher_is_better,
     render_comparison,
 )
+from ctxeval.cli import main
 
 
 def _row(run: str, iid: str, f1: float | None, red: float | None = 0.0,

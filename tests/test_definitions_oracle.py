@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import symbols_oracle as oracle
 from conftest import FIXTURES, SHARED
 from ctxeval import _core
-from ctxeval.grammars import GRAMMARS, PRESETS, register, resolve_lang
-from ctxeval.symbols import Definition, extract
+from ctxeval.truth.grammars import GRAMMARS, PRESETS, register, resolve_lang
+from ctxeval.truth.symbols import Definition, extract
 
 
 def _sources() -> dict[str, bytes]:

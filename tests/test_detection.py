@@ -10,9 +10,9 @@ import re
 import pytest
 
 from conftest import CORPUS, PARITY, SHARED, requires_parity, requires_shared
-from ctxeval import adapters
 from ctxeval.errors import AdapterError
-from ctxeval.inputs import list_inputs
+from ctxeval.reading import adapters
+from ctxeval.reading.inputs import list_inputs
 
 EXPECTED = [  # (pattern on the path relative to ../shared, format or None for "not a trajectory")
     (r"/acr_gpt4-0125__acr-run-1$", "autocoderover"),
@@ -94,7 +94,7 @@ def _corpus_files():
 @pytest.mark.parametrize("fmt", adapters.formats())
 def test_wrong_format_and_truncated_inputs_raise_only_adapter_errors(tmp_path, fmt):
     """Every corpus file, whole and cut in half, forced through every adapter."""
-    from ctxeval.adapters import ReadOptions
+    from ctxeval.reading.adapters import ReadOptions
 
     mod = adapters.get(fmt)
     for preset in ("strict", "contextbench"):
@@ -133,7 +133,7 @@ def test_new_format_fixture_files_forced_through_every_adapter(tmp_path, fmt):
     """Every file of the ATIF and OpenHands V1 fixtures, whole and cut in half, forced through
     every adapter: an AdapterError or a result, never anything else."""
     from conftest import FIXTURES
-    from ctxeval.adapters import ReadOptions
+    from ctxeval.reading.adapters import ReadOptions
 
     mod = adapters.get(fmt)
     files = sorted(p for d in ("atif", "openhands-v1")

@@ -240,7 +240,7 @@ def test_results_file_sets_resolved(tmp_path):
 
 
 def test_text_overlap_of_context_and_patch(tmp_path):
-    from ctxeval.textmatch import tokens
+    from ctxeval.reading.textmatch import tokens
 
     code, rows = evaluate(tmp_path, "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--text")
     assert code == 0
@@ -258,7 +258,7 @@ def test_text_overlap_of_context_and_patch(tmp_path):
 def test_progress_bar_only_on_a_terminal():
     import io
 
-    from ctxeval.pipeline import _Progress
+    from ctxeval.evaluation.pipeline import _Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -298,7 +298,7 @@ def test_worker_processes_give_the_same_rows_in_order(tmp_path):
 
 
 def test_lru_cache_forgets_the_least_recently_used():
-    from ctxeval.prepare import LruCache
+    from ctxeval.evaluation.prepare.preparer import LruCache
 
     c = LruCache(2)
     c["a"], c["b"] = 1, 2
@@ -343,8 +343,8 @@ def test_a_bad_record_among_good_ones_is_reported_and_skipped(tmp_path):
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(lines[0] + "\n" + '{"format": "ctxeval-trajectory/1"}\n' + lines[1] + "\n")
     out = tmp_path / "r.jsonl"
-    from ctxeval.pipeline import RunSpec
-    from ctxeval.pipeline import evaluate as run_eval
+    from ctxeval.evaluation.pipeline import RunSpec
+    from ctxeval.evaluation.pipeline import evaluate as run_eval
 
     summary = run_eval(gold=[EX / "gold.jsonl"], runs=[RunSpec("m", [str(mixed)])],
                        repos=EX / "repos", out=out, progress=False, cache_dir=None)

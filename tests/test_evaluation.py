@@ -22,11 +22,11 @@ import pytest
 from conftest import child_pids, process_alive, workload_module
 from ctxeval.evaluation.extract import ordered
 from ctxeval.evaluation.plan import needs, plan_item
+from ctxeval.evaluation.prepare.preparer import Preparer
 from ctxeval.evaluation.run import Evaluator, RunSpec, Summary, evaluate
-from ctxeval.extraction import SymbolExtractor
-from ctxeval.gold import load_gold
-from ctxeval.prepare import Preparer
-from ctxeval.repo import RepoCache
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.gold import load_gold
+from ctxeval.truth.repo import RepoCache
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: 
     base = _evaluate(workload, tmp_path / "base.jsonl")
     gold = load_gold([workload / "gold.jsonl"])
     runs = sorted((workload / "runs").glob("*.jsonl"))
-    from ctxeval.results import dumps_row
+    from ctxeval.evaluation.output.results import dumps_row
 
     symbols = SymbolExtractor(incremental=True)
     calls = []
@@ -120,7 +120,7 @@ def test_needs_list_each_blob_once_and_skip_what_is_known(workload: Path) -> Non
     with RepoCache(workload / "repos") as repos:
         trajs = [json.loads(line) for line in
                  (workload / "runs" / "run0.jsonl").read_text().splitlines()][:6]
-        from ctxeval.adapters.neutral import parse_record
+        from ctxeval.reading.adapters.neutral import parse_record
 
         items = [plan_item(prep, repos, g, t, "run0", "ok", None)
                  for t in (parse_record(r, "x", i) for i, r in enumerate(trajs))

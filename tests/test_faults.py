@@ -30,7 +30,7 @@ import pytest
 
 from conftest import FIXTURES, child_pids, process_alive, workload_module
 from ctxeval.cli import main
-from ctxeval.outfile import LineFile, OutputBusy, lock_holder
+from ctxeval.evaluation.output.outfile import LineFile, OutputBusy, lock_holder
 
 EX = FIXTURES / "example"
 ROWS = 48  # 24 instances x 2 runs
@@ -210,8 +210,8 @@ def test_the_views_sidecar_is_held_too(tmp_path: Path, capsys) -> None:
 
 def test_a_lock_is_released_however_its_holder_ends(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
-    code = f"from ctxeval.outfile import LineFile\nf = LineFile({str(path)!r})\nprint(1, " \
-           "flush=True)\nimport time\ntime.sleep(60)\n"
+    code = ("from ctxeval.evaluation.output.outfile import LineFile\n"
+            f"f = LineFile({str(path)!r})\nprint(1, flush=True)\nimport time\ntime.sleep(60)\n")
     with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) as proc:
         assert proc.stdout is not None and proc.stdout.readline()
         with pytest.raises(OutputBusy, match=f"process {proc.pid}"):
@@ -223,7 +223,7 @@ def test_a_lock_is_released_however_its_holder_ends(tmp_path: Path) -> None:
 
 def test_concurrent_evaluations_sharing_a_cache_dir_keep_entries_valid(
         wl: Path, baseline: list[bytes], tmp_path: Path) -> None:
-    from ctxeval.cache import _open_seal, decode_definitions
+    from ctxeval.truth.cache import _open_seal, decode_definitions
 
     cache = tmp_path / "cache"
     outs = [tmp_path / f"out{k}.jsonl" for k in range(2)]
@@ -257,11 +257,11 @@ def test_concurrent_evaluations_sharing_a_cache_dir_keep_entries_valid(
 
 def _rows_with(wl: Path, fault, jobs: int = 1) -> Iterator[tuple[bytes, dict]]:
     """Rows of the workload evaluated in this process, ``fault()`` called after the first."""
+    from ctxeval.evaluation.output.results import dumps_row
     from ctxeval.evaluation.run import Evaluator, RunSpec, Summary
-    from ctxeval.extraction import SymbolExtractor
-    from ctxeval.gold import load_gold
-    from ctxeval.repo import RepoCache
-    from ctxeval.results import dumps_row
+    from ctxeval.truth.extraction import SymbolExtractor
+    from ctxeval.truth.gold import load_gold
+    from ctxeval.truth.repo import RepoCache
 
     gold = load_gold([wl / "gold.jsonl"])
     with RepoCache(wl / "repos") as repos, \
@@ -347,7 +347,7 @@ def test_a_full_disk_stops_with_whole_lines_and_resume_finishes(
 def test_a_failed_write_is_cut_back_to_whole_lines(tmp_path: Path, monkeypatch) -> None:
     """ENOSPC in the middle of a line (half of it written): the half is removed before the
     error is raised, and the error names the file."""
-    import ctxeval.outfile as outfile
+    import ctxeval.evaluation.output.outfile as outfile
 
     real = os.write
 

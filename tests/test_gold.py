@@ -15,9 +15,9 @@ import pytest
 
 from conftest import CORPUS, PARITY, requires_parity, requires_shared
 from ctxeval.errors import GoldError
-from ctxeval.gold import load_gold
-from ctxeval.gold.contextbench import contextbench_normalize_path, parse_text_blocks
 from ctxeval.model import View
+from ctxeval.truth.gold import load_gold
+from ctxeval.truth.gold.contextbench import contextbench_normalize_path, parse_text_blocks
 
 CB = CORPUS / "contextbench"
 

@@ -4,7 +4,7 @@ The edits are checked on their own (applied to the bytes they reproduce the new 
 every point they state is where that byte is), then the definitions of incrementally parsed
 versions (the native core's :class:`ctxeval._core.DefinitionExtractor`, each version of a path
 re-parsed from the tree of the one before and re-using its definitions) are compared with
-:func:`ctxeval.symbols.extract` over random line edits of real source files in several
+:func:`ctxeval.truth.symbols.extract` over random line edits of real source files in several
 languages (the parity suite's toy repositories) and of hand-written ones, through chains of
 versions, under both presets.
 """
@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from conftest import PARITY, requires_parity
 from ctxeval import _core
-from ctxeval.extraction import SymbolExtractor
-from ctxeval.grammars import register
-from ctxeval.symbols import PRESETS, Definition, definitions, extract, language_for_path
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.grammars import register
+from ctxeval.truth.symbols import PRESETS, Definition, definitions, extract, language_for_path
 
 # Small sources for languages the parity repositories do not cover; bodies vary so that
 # line edits move definitions in and out of each other.

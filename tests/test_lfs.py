@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ctxeval import adapters
 from ctxeval.errors import AdapterError, GoldError
-from ctxeval.gold import load_gold
-from ctxeval.inputs import read_inputs
+from ctxeval.reading import adapters
+from ctxeval.reading.inputs import read_inputs
+from ctxeval.truth.gold import load_gold
 
 POINTER = (b"version https://git-lfs.github.com/spec/v1\n"
            b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"

@@ -17,7 +17,7 @@ import json
 import pytest
 from tests.conftest import FIXTURES
 
-from ctxeval.moatless_spans import has_tokenizer, parse_spans, shown_lines
+from ctxeval.reading.moatless_spans import has_tokenizer, parse_spans, shown_lines
 
 CASES = FIXTURES / "moatless"
 EXPECTED = json.loads((CASES / "expected.json").read_text())

@@ -23,15 +23,19 @@ import pytest
 from tests.conftest import FIXTURES, PARITY, requires_parity
 
 from ctxeval import _core
-from ctxeval.adapters import ReadOptions, cb_agentless, openhands
 from ctxeval.errors import AdapterError, InstanceError
-from ctxeval.extraction import SymbolExtractor
-from ctxeval.gold import load_gold
+from ctxeval.evaluation.pipeline import Evaluator, RunSpec, Summary
+from ctxeval.evaluation.prepare.contextbench import (
+    CbFileTable,
+    ContextBenchPreparer,
+    resolve_repo_relpath,
+)
 from ctxeval.model import GoldInstance, Step, SymbolRef, Trajectory, View
-from ctxeval.pipeline import Evaluator, RunSpec, Summary
-from ctxeval.prepare_contextbench import CbFileTable, ContextBenchPreparer, resolve_repo_relpath
-from ctxeval.repo import RepoCache
-from ctxeval.symbols import extract
+from ctxeval.reading.adapters import ReadOptions, cb_agentless, openhands
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.gold import load_gold
+from ctxeval.truth.repo import RepoCache
+from ctxeval.truth.symbols import extract
 
 GRANS = ("file", "symbol", "span", "line")
 SCORE_KEYS = ("coverage", "precision", "intersection", "gold_size", "pred_size")

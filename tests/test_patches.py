@@ -8,7 +8,7 @@ import pytest
 
 from conftest import CORPUS, requires_shared
 from ctxeval.errors import PatchError
-from ctxeval.patches import EditLocations, contextbench_removed_lines, edit_locations
+from ctxeval.truth.patches import EditLocations, contextbench_removed_lines, edit_locations
 
 
 def one(patch: str):

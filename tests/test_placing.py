@@ -1,4 +1,5 @@
-"""Placing printed lines in their file (``ctxeval.placing``), by hand and against a brute force."""
+"""Placing printed lines in their file (``ctxeval.reading.placing``), by hand and against a brute
+force."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from conftest import FIXTURES
 from ctxeval.cli import main
 from ctxeval.errors import InputError
 from ctxeval.model import View
-from ctxeval.placing import FileLines, place, place_view
+from ctxeval.reading.placing import FileLines, place, place_view
 
 EX = FIXTURES / "example"
 OPS = next((EX / "repos").iterdir()) / "calc" / "ops.py"

@@ -22,8 +22,8 @@ from tests.conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_s
 import ctxeval
 from ctxeval.cli import main
 from ctxeval.errors import CtxevalError
+from ctxeval.evaluation.output.results import read_rows
 from ctxeval.evaluation.run import RunSpec, evaluate
-from ctxeval.results import read_rows
 
 EX = FIXTURES / "example"
 NO_RAY = "the ray extra is not installed (pip install 'ctxeval[ray]'): Ray engine tests skipped"
@@ -46,7 +46,7 @@ def ray_local():
 def _both(tmp_path: Path, *, runs: list[RunSpec], gold: list[str], repos: str | None,
           **options) -> tuple[list[dict], list[dict], object, object]:
     """Rows (and summaries) of the local engine and of the Ray engine on the same inputs."""
-    from ctxeval.ray_engine import evaluate as evaluate_ray
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
 
     local = evaluate(gold=gold, runs=runs, repos=repos, out=tmp_path / "local.jsonl",
                      progress=False, **options)
@@ -156,7 +156,7 @@ def _kill_once(marker: str, victim: str):
 def test_an_actor_killed_mid_run_loses_and_duplicates_no_row(ray_local, tmp_path):
     from ray import cloudpickle
 
-    from ctxeval.ray_engine import evaluate as evaluate_ray
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     runs = [RunSpec("all", [str(PARITY / "trajs")])]
@@ -179,7 +179,7 @@ def test_uris_and_a_parquet_dataset_of_raw_records(ray_local, tmp_path):
     and trajectories as rows of a Parquet dataset."""
     gold = (EX / "gold.jsonl").resolve().as_uri()
     runs = [RunSpec("a", [(EX / "runs").resolve().as_uri()])]
-    from ctxeval.ray_engine import evaluate as evaluate_ray
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
 
     evaluate_ray(gold=[gold], runs=runs, repos=str(EX / "repos"), out=tmp_path / "u.jsonl",
                  progress=False, jobs=2)
@@ -215,7 +215,7 @@ def test_uris_and_a_parquet_dataset_of_raw_records(ray_local, tmp_path):
 
 
 def test_without_the_extra_the_engine_says_how_to_get_it(monkeypatch, tmp_path):
-    from ctxeval import ray_engine
+    from ctxeval.evaluation import ray_engine
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(CtxevalError, match=r"pip install \"ctxeval\[ray\]\""):

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from conftest import CORPUS, PARITY, requires_parity, requires_shared
 from ctxeval.errors import RepoError
 from ctxeval.paths import PathIndex
-from ctxeval.repo import RepoCache, RepoSnapshot, git_blob_id, normalise_path
+from ctxeval.truth.repo import RepoCache, RepoSnapshot, git_blob_id, normalise_path
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -548,7 +548,7 @@ def test_parity_tree_as_git_repo_reproduces_base_commit(tmp_path: Path) -> None:
 def test_open_readers_are_bounded_and_release_frees_one(tmp_path: Path) -> None:
     """Over many repositories at most a few ``git cat-file`` processes stay open (each holds
     caches of its own); a closed reader restarts when its repository is read again."""
-    from ctxeval.repo import _OPEN_READERS
+    from ctxeval.truth.repo import _OPEN_READERS
 
     repos = tmp_path / "repos"
     for k in range(_OPEN_READERS + 3):

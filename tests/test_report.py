@@ -13,10 +13,10 @@ import orjson
 import pytest
 
 from conftest import FIXTURES, PARITY, requires_parity
+from ctxeval.analysis.reports import build_exploration, build_leaderboard, instance_metrics, render
+from ctxeval.analysis.reports.latex import escape
+from ctxeval.analysis.reports.table import Cell, Column, Row, Table, best_rows
 from ctxeval.cli import main
-from ctxeval.reports import build_exploration, build_leaderboard, instance_metrics, render
-from ctxeval.reports.latex import escape
-from ctxeval.reports.table import Cell, Column, Row, Table, best_rows
 
 GRANS = ("file", "symbol", "span", "line")
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
+from ctxeval.analysis.reports import load_rows, render_html
+from ctxeval.analysis.reports import plots as plotting
 from ctxeval.cli import main
-from ctxeval.reports import load_rows, render_html
-from ctxeval.reports import plots as plotting
 
 
 class _Refs(HTMLParser):

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES
+from ctxeval.analysis.reports import CostOptions
+from ctxeval.analysis.reports.plots import by_language, cost_points, coverage_curve, coverage_curves
 from ctxeval.cli import main
-from ctxeval.reports import CostOptions
-from ctxeval.reports.plots import by_language, cost_points, coverage_curve, coverage_curves
 
 GRANS = ("file", "symbol", "span", "line")
 

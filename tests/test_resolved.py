@@ -8,7 +8,7 @@ import pytest
 
 from conftest import CORPUS, requires_shared
 from ctxeval.errors import InputError
-from ctxeval.resolved import load_resolved
+from ctxeval.reading.resolved import load_resolved
 
 
 def test_per_instance_harness_report(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, PARITY, requires_parity
 from ctxeval.cli import main
 from ctxeval.errors import InputError
-from ctxeval.results import read_rows, row_problem
+from ctxeval.evaluation.output.results import read_rows, row_problem
 
 EX = FIXTURES / "example"
 
@@ -173,7 +173,7 @@ def test_the_fast_check_and_the_walk_agree(results: Path) -> None:
     value in every metric section, each finds a problem exactly when the other does."""
     import random
 
-    from ctxeval.results import METRIC_SECTIONS, _metric_problem, _metrics_ok
+    from ctxeval.evaluation.output.results import METRIC_SECTIONS, _metric_problem, _metrics_ok
 
     rng = random.Random(15)
     values = [None, 1, 0.5, -3, True, "x", [], [1], {}, {"a": 1}, {"a": "b"}, [{"a": 1}]]

@@ -13,8 +13,8 @@ from tests.conftest import FIXTURES, PARITY, evaluate_example, requires_parity
 import ctxeval
 from ctxeval.cli import main
 from ctxeval.errors import InputError
-from ctxeval.results import read_rows
-from ctxeval.results_parquet import SCHEMA, flat_row, rows_to_table, table_to_rows
+from ctxeval.evaluation.output.results import read_rows
+from ctxeval.evaluation.output.results_parquet import SCHEMA, flat_row, rows_to_table, table_to_rows
 
 EX = FIXTURES / "example"
 
@@ -151,8 +151,8 @@ def test_parity_rows_round_trip_through_parquet(tmp_path):
 def test_a_parquet_out_is_held_for_its_whole_run(tmp_path, capsys):
     """As a JSONL one: a second evaluation into the same Parquet output while the first holds
     it (through the partial file the rows are written to) exits 1 naming it."""
-    from ctxeval.outfile import lock_holder
-    from ctxeval.results import hold_output
+    from ctxeval.evaluation.output.outfile import lock_holder
+    from ctxeval.evaluation.output.results import hold_output
 
     out = tmp_path / "results.parquet"
     with hold_output(out) as held:

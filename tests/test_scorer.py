@@ -10,8 +10,8 @@ import pytest
 from tests.conftest import FIXTURES, PARITY, requires_parity
 
 import ctxeval
-from ctxeval.adapters import neutral
 from ctxeval.errors import AdapterError
+from ctxeval.reading.adapters import neutral
 
 EX = FIXTURES / "example"
 

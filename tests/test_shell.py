@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxeval.model import View
-from ctxeval.shell import ShellReading, read_shell, split_commands
+from ctxeval.reading.shell import ShellReading, read_shell, split_commands
 
 
 def views(command: str, output: str, **kw) -> list[tuple]:

@@ -1,4 +1,4 @@
-"""ctxeval.stats on hand-computed and textbook cases."""
+"""ctxeval.analysis.stats on hand-computed and textbook cases."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxeval.stats import (
+from ctxeval.analysis.stats import (
     bootstrap_ci,
     describe,
     holm_bonferroni,

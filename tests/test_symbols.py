@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
-from ctxeval.extraction import SymbolExtractor
-from ctxeval.symbols import (
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.symbols import (
     Definition,
     extract,
     format_symbols,

@@ -1,4 +1,4 @@
-"""ctxeval.textmatch: SQuAD normalisation and token overlap, by hand and on a real patch."""
+"""ctxeval.reading.textmatch: SQuAD normalisation and token overlap, by hand and on a real patch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import CORPUS, requires_shared
-from ctxeval.textmatch import best_overlap, mean_overlap, normalize_answer, overlap, tokens
+from ctxeval.reading.textmatch import best_overlap, mean_overlap, normalize_answer, overlap, tokens
 
 
 @pytest.mark.parametrize(("raw", "norm"), [

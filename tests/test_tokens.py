@@ -1,4 +1,4 @@
-"""ctxeval.tokens: cost of pass, token efficiency and Pareto ranks, checked by hand."""
+"""ctxeval.analysis.tokens: cost of pass, token efficiency and Pareto ranks, checked by hand."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from conftest import CORPUS, requires_shared
-from ctxeval.tokens import (
+from ctxeval.analysis.tokens import (
     cost_metrics_by_run,
     get_path,
     pareto_front,

@@ -17,10 +17,10 @@ import pytest
 
 from conftest import FIXTURES, PARITY, evaluate_example, requires_parity
 from ctxeval import _core
+from ctxeval.analysis.reports.viewer_data import page_name, run_anchor, slug
 from ctxeval.cli import main
-from ctxeval.pipeline import RunSpec, evaluate
-from ctxeval.reports.viewer_data import page_name, run_anchor, slug
-from ctxeval.views_sidecar import short_action, sidecar_path
+from ctxeval.evaluation.output.views_sidecar import short_action, sidecar_path
+from ctxeval.evaluation.pipeline import RunSpec, evaluate
 
 EX = FIXTURES / "example"
 
