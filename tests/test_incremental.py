@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import PARITY, requires_parity
+from conftest import PARITY, ROOT, requires_parity
 from ctxeval import _core
 from ctxeval.truth.extraction import SymbolExtractor
 from ctxeval.truth.grammars import register
@@ -363,7 +363,7 @@ def _capture_depths(source: str) -> list[int]:
 
 def test_query_patterns_capture_their_root_or_a_child() -> None:
     """What re-using definitions relies on: a capture depends on its node, or on its parent."""
-    qdir = Path(__file__).resolve().parent.parent / "python" / "ctxeval" / "queries"
+    qdir = ROOT / "python" / "ctxeval" / "truth" / "queries"
     files = sorted(qdir.glob("*.scm"))
     assert len(files) >= 14
     for f in files:
