@@ -164,3 +164,14 @@ def test_the_checks_see_imports():
     assert "ctxeval._core" in GRAPH["ctxeval.linesets"]
     assert "ctxeval.evaluation.pipeline" in GRAPH["ctxeval.cli"]  # inside a function
     assert "ctxeval.truth.repo" in GRAPH["ctxeval.reading.placing"]
+
+
+def test_the_shell_reader_is_split_by_command_family():
+    """Each module of ``reading/shell`` is a short read, and the package's table of supported
+    commands names every one of them."""
+    shell = ROOT / "reading" / "shell"
+    doc = ast.get_docstring(ast.parse((shell / "__init__.py").read_text())) or ""
+    for p in sorted(shell.glob("*.py")):
+        assert len(p.read_text().splitlines()) <= 500, p.name
+        if p.name != "__init__.py":
+            assert f"``{p.stem}``" in doc, p.stem
