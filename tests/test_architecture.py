@@ -175,3 +175,13 @@ def test_the_shell_reader_is_split_by_command_family():
         assert len(p.read_text().splitlines()) <= 500, p.name
         if p.name != "__init__.py":
             assert f"``{p.stem}``" in doc, p.stem
+
+
+def test_the_tests_are_laid_out_like_the_package():
+    """``tests/<stage>/`` for each stage (and ``tests/core/`` for the native core); the tests of
+    the package as a whole stay at the top."""
+    tests = Path(__file__).resolve().parent
+    dirs = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    stages = {name for name, _ in LAYERS if (ROOT / name / "__init__.py").is_file()}
+    assert stages == {"truth", "reading", "evaluation", "analysis"}
+    assert dirs == stages | {"core"}

@@ -6,8 +6,9 @@ gives the module at the new path itself, so ``ctxeval.symbols is ctxeval.truth.s
 state, monkeypatching and ``isinstance`` checks are shared. A moved package's submodules
 follow it (``ctxeval.adapters.swe_agent`` is ``ctxeval.reading.adapters.swe_agent``).
 
-:data:`MOVED` is the one table of old → new paths. Remove this module, its table and the two
-lines that install it in ``ctxeval/__init__.py`` in the release after next.
+:data:`MOVED` is the one table of old → new paths. In the release after next, remove this
+module and the lines of ``ctxeval/__init__.py`` that use it (the import, ``install()``,
+``__getattr__``).
 """
 
 from __future__ import annotations
