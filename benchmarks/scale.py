@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ctxeval.evaluation import extract as extract_mod
 from ctxeval.evaluation import run as run_mod
-from ctxeval.extraction import SymbolExtractor
-from ctxeval.results import RowWriter, read_rows
+from ctxeval.evaluation.output.results import RowWriter, read_rows
+from ctxeval.truth.extraction import SymbolExtractor
 from realhistory import generate
 
 
@@ -184,7 +184,7 @@ def main() -> None:
             print(f"  {label:<28} {s:7.1f}s  {1000 * s / n:6.2f} ms/row  "
                   f"{100 * s / t_local:5.1f}%")
 
-        from ctxeval.ray_engine import evaluate as evaluate_ray
+        from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
 
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         t_init, _ = timed(lambda: ray.init(num_cpus=a.cpus, include_dashboard=False,

@@ -12,7 +12,7 @@ import time
 import tree_sitter_python
 from tree_sitter import Language, Parser
 
-from ctxeval.symbols import extract
+from ctxeval.truth.symbols import extract
 
 
 def _method(i: int, j: int) -> str:

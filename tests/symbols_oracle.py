@@ -4,7 +4,7 @@ ctxeval parses, queries and names definitions in its native core
 (``rust/ctxeval-core/src/definitions``). This module is the pure-Python implementation the
 project started with, through py-tree-sitter, kept here unchanged in its rules so that the tests
 can check the native core against it on every fixture and on random edits
-(``tests/test_definitions_oracle.py``). It is never used by the package.
+(``tests/truth/test_definitions_oracle.py``). It is never used by the package.
 
 One rule differs on purpose: a JS/TS function bound to a key made only of quotes (``{'': f}``)
 made this implementation raise (so the whole file had no definitions); the core names it ''.
@@ -16,7 +16,7 @@ import threading
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from ctxeval.grammars import GRAMMARS, query_sections, query_text
+from ctxeval.truth.grammars import GRAMMARS, query_sections, query_text
 
 OracleDef = tuple[str, str, str, int, int, int, int]
 

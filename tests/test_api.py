@@ -8,8 +8,8 @@ import pytest
 
 import ctxeval
 from conftest import FIXTURES
-from ctxeval.comparison import Comparison
-from ctxeval.reports import Report, render
+from ctxeval.analysis.comparison import Comparison
+from ctxeval.analysis.reports import Report, render
 
 EX = FIXTURES / "example"
 RUNS = {"agent-a": EX / "runs/agent-a.jsonl", "agent-b": EX / "runs/agent-b.jsonl"}
@@ -22,7 +22,7 @@ def test_evaluate_returns_rows_and_summary():
         ("agent-a", "example__calc-1"), ("agent-a", "example__calc-2"),
         ("agent-b", "example__calc-1"), ("agent-b", "example__calc-2")]
     assert result.summary.rows["ok"] == 4
-    # the same numbers as the hand-worked CLI test (tests/test_evaluate.py)
+    # the same numbers as the hand-worked CLI test (tests/evaluation/test_evaluate.py)
     assert result.rows[0]["trajectory"]["auc_coverage"]["line"] == pytest.approx(3.2 / 5)
 
 

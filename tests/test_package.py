@@ -137,12 +137,14 @@ def test_definitions_are_found_in_one_direction():
     extraction (memory, disk and the native core together): none of them imports one above
     it."""
     modules = _modules()
-    layers = ["ctxeval.grammars", "ctxeval.symbols", "ctxeval.cache", "ctxeval.extraction"]
+    layers = ["ctxeval.truth.grammars", "ctxeval.truth.symbols", "ctxeval.truth.cache",
+              "ctxeval.truth.extraction"]
     allowed = {
-        "ctxeval.grammars": set(),
-        "ctxeval.symbols": {"ctxeval.grammars"},
-        "ctxeval.cache": {"ctxeval.grammars", "ctxeval.symbols"},
-        "ctxeval.extraction": {"ctxeval.grammars", "ctxeval.symbols", "ctxeval.cache"},
+        "ctxeval.truth.grammars": set(),
+        "ctxeval.truth.symbols": {"ctxeval.truth.grammars"},
+        "ctxeval.truth.cache": {"ctxeval.truth.grammars", "ctxeval.truth.symbols"},
+        "ctxeval.truth.extraction": {"ctxeval.truth.grammars", "ctxeval.truth.symbols",
+                                     "ctxeval.truth.cache"},
     }
     for module in layers:
         assert _package_imports(module, modules) & set(layers) == allowed[module], module

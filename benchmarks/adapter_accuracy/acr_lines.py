@@ -25,8 +25,8 @@ line for line:
 
 A block no rendering reproduces is reported (``unmatched``) and scored as showing nothing. Then
 ctxeval's reading is resolved as ``convert --repos`` does (``TrajectoryResolver``: text placed by
-``ctxeval.placing``, signature-only symbols as their header line) and compared per (step, file,
-line). ``--before`` also scores the reading of an older adapter module (a file path), which
+``ctxeval.reading.placing``, signature-only symbols as their header line) and compared per (step,
+file, line). ``--before`` also scores the reading of an older adapter module (a file path), which
 credited whole definitions.
 """
 
@@ -41,11 +41,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxeval.adapters import ReadOptions, autocoderover
-from ctxeval.extraction import SymbolExtractor
+from ctxeval.evaluation.resolve import TrajectoryResolver
 from ctxeval.model import Trajectory
-from ctxeval.repo import RepoCache
-from ctxeval.resolve import TrajectoryResolver
+from ctxeval.reading.adapters import ReadOptions, autocoderover
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.repo import RepoCache
 
 Key = tuple[int, str, int]
 
@@ -151,7 +151,7 @@ def truth_of_block(tool: str, args: dict[str, Any], block: list[str], source: st
 
 
 def _load_old(path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("ctxeval.adapters._acr_before", path)
+    spec = importlib.util.spec_from_file_location("ctxeval.reading.adapters._acr_before", path)
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # (dataclasses look their module up)

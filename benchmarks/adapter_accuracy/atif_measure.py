@@ -34,7 +34,7 @@ from measure import (
     sha256_of,
 )
 
-from ctxeval.adapters import ReadOptions, atif
+from ctxeval.reading.adapters import ReadOptions, atif
 
 CONVERTED = ("mini-swe-agent",)
 

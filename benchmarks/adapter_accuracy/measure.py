@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxeval import adapters
 from ctxeval.errors import CtxevalError
 from ctxeval.model import Step, Trajectory
+from ctxeval.reading import adapters
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_ANNOTATIONS = HERE / "annotations.json"

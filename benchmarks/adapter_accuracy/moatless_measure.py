@@ -22,10 +22,10 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from ctxeval.adapters import ReadOptions, moatless
-from ctxeval.extraction import SymbolExtractor
-from ctxeval.repo import RepoCache
-from ctxeval.resolve import TrajectoryResolver
+from ctxeval.evaluation.resolve import TrajectoryResolver
+from ctxeval.reading.adapters import ReadOptions, moatless
+from ctxeval.truth.extraction import SymbolExtractor
+from ctxeval.truth.repo import RepoCache
 
 HERE = Path(__file__).resolve().parent
 

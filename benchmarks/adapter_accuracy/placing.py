@@ -1,4 +1,5 @@
-"""Measure ``ctxeval.placing`` on real trajectories against line numbers obtained by re-running.
+"""Measure ``ctxeval.reading.placing`` on real trajectories against line numbers obtained by
+re-running.
 
 Usage::
 
@@ -6,7 +7,7 @@ Usage::
 
 What is measured. Shell outputs that print a file's lines without their numbers (``grep``
 without ``-n``, ``sed -n '/a/,/b/p'``, the tail of a truncated ``cat``) are kept by the shell
-reader as text views (``View.text``); :func:`ctxeval.placing.place_view` places them in the
+reader as text views (``View.text``); :func:`ctxeval.reading.placing.place_view` places them in the
 file at the base commit. For every such view the placed lines are compared with the true lines:
 precision = correct / placed, recall = correct / truth (truth = the lines the view's text really
 is; a chunk ``placing`` leaves unplaced because it is ambiguous costs recall, never precision).
@@ -78,10 +79,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxeval import adapters
 from ctxeval.model import Step, View
-from ctxeval.placing import FileLines, place_view
-from ctxeval.shell import split_commands
+from ctxeval.reading import adapters
+from ctxeval.reading.placing import FileLines, place_view
+from ctxeval.reading.shell import split_commands
 
 DEFAULT_CWD = "/testbed"
 TIMEOUT = 60  # seconds per re-run; a recursive grep over a big repository takes a few

@@ -1,14 +1,27 @@
 """ctxeval: score how coding agents find context.
 
 The native core (:mod:`ctxeval._core`, Rust) does all interval and metric arithmetic, and
-parses and names definitions; it is re-exported here. The Python layer reads inputs (gold,
-trajectories, repositories), reports and drives the command line; :func:`evaluate`,
+parses and names definitions; it is re-exported here. Its source is the Rust workspace beside
+this tree: ``rust/ctxeval-core`` (the engine, a plain Rust crate) and ``rust/ctxeval-py`` (the
+PyO3 bindings that become ``ctxeval._core``; ``_core.pyi`` describes them).
+
+The Python layer follows one instance through four stages, each a subpackage that imports
+only the ones below it (``docs/architecture.md``)::
+
+    truth       gold, the repository at the base commit, patches, definitions
+    reading     trajectories as the agents wrote them → neutral views
+    evaluation  plan → extract → score: result rows, and the files they are written to
+    analysis    reports, comparisons, statistics, the viewer
+
+with :mod:`ctxeval.api` and :mod:`ctxeval.cli` on top, and the shared model
+(:mod:`ctxeval.model`, :mod:`ctxeval.errors`, ...) at the bottom. :func:`evaluate`,
 :func:`report` and :func:`compare` mirror the ``ctxeval`` commands::
 
     result = ctxeval.evaluate("gold.jsonl", {"agent-a": "runs/a"}, repos="repos")
-    print(ctxeval.reports.render(result.report(), "md"))
+    print(ctxeval.analysis.reports.render(result.report(), "md"))
 """
 
+from . import _moved
 from ._core import (
     TREE_SITTER_LANGUAGE_VERSION,
     DefinitionExtractor,
@@ -34,7 +47,7 @@ from ._core import (
     score,
 )
 from .api import Evaluation, compare, evaluate, load_results, report
-from .scorer import Row, Scorer
+from .evaluation.scorer import Row, Scorer
 
 __all__ = [
     "TREE_SITTER_LANGUAGE_VERSION",
@@ -67,3 +80,11 @@ __all__ = [
     "report",
     "score",
 ]
+
+# Old module paths (ctxeval.shell, ctxeval.symbols, ...) keep working for one release, with a
+# DeprecationWarning naming the new path: the table is ctxeval._moved.MOVED.
+_moved.install()
+
+
+def __getattr__(name: str):
+    return _moved.attribute(__name__, name)

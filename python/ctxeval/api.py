@@ -1,8 +1,8 @@
 """The Python API, mirroring the command line: :func:`evaluate`, :func:`report`, :func:`compare`.
 
 Each returns a typed object instead of printing: the rows and the run summary, a
-:class:`~ctxeval.reports.Report` that renders to any format, the list of
-:class:`~ctxeval.comparison.Comparison`. They are re-exported as ``ctxeval.evaluate`` etc.
+:class:`~ctxeval.analysis.reports.Report` that renders to any format, the list of
+:class:`~ctxeval.analysis.comparison.Comparison`. They are re-exported as ``ctxeval.evaluate`` etc.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 
 import orjson
 
-from .comparison import DEFAULT_METRICS, Comparison, compare_rows, render_comparison
-from .pipeline import RunSpec, Summary
-from .pipeline import evaluate as _evaluate
-from .prepare import FinalPolicy
-from .reports import Report, build_exploration, build_leaderboard, load_rows, render
-from .results import read_rows
+from .analysis.comparison import DEFAULT_METRICS, Comparison, compare_rows, render_comparison
+from .analysis.reports import Report, build_exploration, build_leaderboard, load_rows, render
+from .evaluation.output.results import read_rows
+from .evaluation.pipeline import RunSpec, Summary
+from .evaluation.pipeline import evaluate as _evaluate
+from .evaluation.prepare.preparer import FinalPolicy
 
 Rows = Sequence[Mapping[str, Any]]
 Paths = str | Path | Sequence[str | Path]
@@ -86,7 +86,7 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     if engine == "ray":
         if views:
             raise ValueError("views=True is not available with engine='ray'")
-        from .ray_engine import evaluate as evaluate_ray
+        from .evaluation.ray_engine import evaluate as evaluate_ray
 
         summary = evaluate_ray(**options, jobs=None if jobs == 1 else jobs, address=address)
     elif engine == "local":
@@ -111,8 +111,8 @@ def load_results(results: Paths, *, to: str = "arrow") -> Any:
     """
     import pyarrow as pa
 
-    from .results import read_rows
-    from .results_parquet import SCHEMA, is_parquet, read_table, rows_to_table
+    from .evaluation.output.results import read_rows
+    from .evaluation.output.results_parquet import SCHEMA, is_parquet, read_table, rows_to_table
 
     tables = [read_table(p).cast(SCHEMA) if is_parquet(p) else rows_to_table(read_rows(p))
               for p in _paths(results)]
@@ -142,7 +142,7 @@ def report(results: Rows | Paths, *, view: str = "leaderboard", by: str | None =
            metrics: str | Sequence[str] | None = None, micro: bool = False,
            ci: bool = False) -> Report:
     """The leaderboard (``view="leaderboard"``) or exploration view of result rows (or of
-    results files). Render it with ``ctxeval.reports.render(report, "latex")``."""
+    results files). Render it with ``ctxeval.analysis.reports.render(report, "latex")``."""
     rows = _rows(results)
     if view == "exploration":
         return build_exploration(rows, by=by)
@@ -156,7 +156,7 @@ def compare(results: Rows | Paths, *, baseline: str | None = None,
             level: float = 0.95, alpha: float = 0.05) -> list[Comparison]:
     """Paired comparison of every run with ``baseline`` on the instances they share:
     bootstrap intervals, randomization tests, Holm–Bonferroni; see ``ctxeval compare``.
-    Render with :func:`ctxeval.comparison.render_comparison`."""
+    Render with :func:`ctxeval.analysis.comparison.render_comparison`."""
     return compare_rows(_rows(results), baseline=baseline, metrics=metrics, n=n, seed=seed,
                         level=level, alpha=alpha)
 

@@ -48,7 +48,7 @@ def _err(msg: str) -> None:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .errors import CtxevalError
-    from .pipeline import RunSpec, evaluate
+    from .evaluation.pipeline import RunSpec, evaluate
 
     runs: list[RunSpec] = []
     for spec in args.run or []:
@@ -90,7 +90,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
              "repositories or snapshots)")
         return EXIT_USAGE
     out = None if args.out == "-" else args.out
-    from .cache import default_cache_dir
+    from .truth.cache import default_cache_dir
 
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
     options: dict[str, Any] = dict(
@@ -100,7 +100,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         incremental=not args.no_incremental)
     try:
         if args.engine == "ray":
-            from .ray_engine import evaluate as evaluate_ray
+            from .evaluation.ray_engine import evaluate as evaluate_ray
 
             summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
         else:
@@ -210,14 +210,14 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    from .adapters import ReadOptions
-    from .adapters.neutral import dumps
     from .errors import CtxevalError, RepoError
-    from .extraction import SymbolExtractor
-    from .gold import load_gold
-    from .inputs import read_inputs
-    from .repo import RepoCache
-    from .resolve import TrajectoryResolver
+    from .evaluation.resolve import TrajectoryResolver
+    from .reading.adapters import ReadOptions
+    from .reading.adapters.neutral import dumps
+    from .reading.inputs import read_inputs
+    from .truth.extraction import SymbolExtractor
+    from .truth.gold import load_gold
+    from .truth.repo import RepoCache
 
     opts = ReadOptions(preset=args.preset, instance_id=args.instance_id, run=args.run)
     try:
@@ -268,7 +268,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _add_convert(sub: argparse._SubParsersAction) -> None:
-    from .adapters import formats
+    from .reading.adapters import formats
 
     p = sub.add_parser(
         "convert", formatter_class=_Formatter,
@@ -295,8 +295,8 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from .adapters import ReadOptions
-    from .inputs import read_inputs
+    from .reading.adapters import ReadOptions
+    from .reading.inputs import read_inputs
 
     shown = 0
     for res in read_inputs([args.traj], fmt=args.format,
@@ -359,7 +359,7 @@ def _add_inspect(sub: argparse._SubParsersAction) -> None:
 def _cmd_symbols(args: argparse.Namespace) -> int:
     import orjson
 
-    from .symbols import extract, format_symbols, language_for_path, symbols_json
+    from .truth.symbols import extract, format_symbols, language_for_path, symbols_json
 
     try:
         data = Path(args.file).read_bytes()
@@ -396,13 +396,13 @@ def _add_symbols(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_report(sub: argparse._SubParsersAction) -> None:
-    from .reports.cli import add_parser
+    from .analysis.reports.cli import add_parser
 
     add_parser(sub)
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:
-    from .comparison import add_parser
+    from .analysis.comparison import add_parser
 
     add_parser(sub)
 
@@ -411,8 +411,8 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
+    from .analysis.reports.viewer import write_view
     from .errors import CtxevalError
-    from .reports.viewer import write_view
 
     try:
         written = write_view(args.results, args.out, instances=args.instance or (),

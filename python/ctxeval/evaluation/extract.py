@@ -1,7 +1,7 @@
 """Stage 2, extract: the definitions of each needed blob, once, before the score stage asks.
 
 Both extractors take the :class:`~ctxeval.evaluation.plan.Need` list of a batch and leave the
-answers in the evaluation's :class:`~ctxeval.extraction.SymbolExtractor`, where the score
+answers in the evaluation's :class:`~ctxeval.truth.extraction.SymbolExtractor`, where the score
 stage finds them in memory:
 
 * :class:`ThreadExtractor` (``-j N``, ``-j 1`` included) hands the bytes to N background
@@ -28,7 +28,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..errors import RepoError
-from ..extraction import SymbolExtractor
+from ..truth.extraction import SymbolExtractor
 from .plan import Need
 
 

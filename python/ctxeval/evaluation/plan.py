@@ -2,7 +2,8 @@
 
 An :class:`Item` is one row to come, in input order: either already a row (an evaluator error:
 the repository is missing, the reference preset has nothing to score) or a
-:class:`~ctxeval.prepare.Planned` engine input that lacks only the definitions of its files.
+:class:`~ctxeval.evaluation.prepare.preparer.Planned` engine input that lacks only the definitions
+of its files.
 :func:`needs` lists the distinct blobs whose definitions a batch of items will ask for, and
 that the extract stage does not hold yet: that list is all the extract stage sees.
 """
@@ -14,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InstanceError, RepoError
-from ..extraction import SymbolExtractor
 from ..model import GoldInstance, Trajectory
-from ..prepare import Planned, PreparerBase
-from ..repo import RepoCache, RepoSnapshot
-from ..results import error_row
+from ..truth.extraction import SymbolExtractor
+from ..truth.repo import RepoCache, RepoSnapshot
+from .output.results import error_row
+from .prepare.preparer import Planned, PreparerBase
 
 
 @dataclass(slots=True)

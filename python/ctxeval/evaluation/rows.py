@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import GoldInstance, Trajectory, Usage
-from ..prepare import Notes, context_text
-from ..textmatch import overlap
+from ..reading.textmatch import overlap
+from .prepare.preparer import Notes, context_text
 
 
 def _usage(traj: Trajectory) -> Usage | None:
@@ -81,3 +81,13 @@ def text_metrics(gold: GoldInstance, traj: Trajectory | None, inst: dict[str, An
     else:
         out.update({"patch_exact_match": None, "patch_token_f1": None})
     return out
+
+
+def field_value(row: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path (``final.line.f1``), None where any step is missing."""
+    cur: Any = row
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur

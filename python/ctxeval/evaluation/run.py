@@ -20,21 +20,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..adapters import ReadOptions
 from ..errors import AdapterError, GoldError, Problem
-from ..extraction import SymbolExtractor, SymbolSettings
-from ..gold import GoldSet, load_gold
-from ..inputs import ReadResult, guess_instance_id, iter_input, list_inputs
 from ..model import GoldInstance, Trajectory
-from ..outfile import LineFile
-from ..prepare import FinalPolicy, Preparer, PreparerBase
-from ..repo import RepoCache
-from ..resolved import ResolvedTable, load_resolved
-from ..results import RowWriter, begin_output, error_row, hold_output, write_meta
-from ..symbols import grammar_versions
-from ..views_sidecar import ViewsSidecar
+from ..reading.adapters import ReadOptions
+from ..reading.inputs import ReadResult, guess_instance_id, iter_input, list_inputs
+from ..reading.resolved import ResolvedTable, load_resolved
+from ..truth.extraction import SymbolExtractor, SymbolSettings
+from ..truth.gold import GoldSet, load_gold
+from ..truth.repo import RepoCache
+from ..truth.symbols import grammar_versions
 from .extract import ThreadExtractor
+from .output.outfile import LineFile
+from .output.results import RowWriter, begin_output, error_row, hold_output, write_meta
+from .output.views_sidecar import ViewsSidecar
 from .plan import Item, needs, plan_item
+from .prepare.preparer import FinalPolicy, Preparer, PreparerBase
 from .score import score
 
 #: Gold instances planned per batch where the run lists them itself (agent failures of
@@ -160,7 +160,7 @@ def make_preparer(symbols: SymbolExtractor, preset: str, final_policy: FinalPoli
                   ) -> PreparerBase:
     """The preparer of a preset: ctxeval's own reading, or the ContextBench reference's."""
     if preset == "contextbench":
-        from ..prepare_contextbench import ContextBenchPreparer
+        from .prepare.contextbench import ContextBenchPreparer
 
         return ContextBenchPreparer(symbols, preset, final_policy)
     return Preparer(symbols, preset, final_policy)
@@ -216,7 +216,8 @@ class Evaluator:
         self.all_gold = all_gold
         self.jobs = jobs
         self.text = text
-        #: Rows carry their views sidecar record (ctxeval.views_sidecar), for ``--views``.
+        #: Rows carry their views sidecar record (ctxeval.evaluation.output.views_sidecar), for
+        #: ``--views``.
         self.views = views
         self.symbols = symbols or SymbolExtractor()
         self.preparer = make_preparer(self.symbols, preset, final_policy)
@@ -355,7 +356,7 @@ class Evaluator:
         return batch
 
     def symbol_stats(self) -> dict[str, int]:
-        """How definitions were found (see :class:`~ctxeval.extraction.SymbolExtractor`)."""
+        """How definitions were found (see :class:`~ctxeval.truth.extraction.SymbolExtractor`)."""
         return self.symbols.stats
 
     @property
@@ -464,7 +465,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     another evaluation is writing ``out`` (checked first, before anything is read or
     truncated), and ``OSError`` when the output cannot be written: those are the conditions
     under which nothing can be evaluated. The output is held for the whole run and only ever
-    holds whole lines (:mod:`ctxeval.outfile`).
+    holds whole lines (:mod:`ctxeval.evaluation.output.outfile`).
     """
     t0 = time.monotonic()
     out_path = Path(out) if out is not None else None
@@ -483,8 +484,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
 def start(gold_set: GoldSet, row_file: LineFile | None, out_path: Path | None, *,
           resume: bool) -> tuple[Summary, set[tuple[str, str]]]:
     """What every engine does once the gold is loaded and the output held: stop when there is
-    no gold at all, start the output (:func:`~ctxeval.results.begin_output`); the summary to
-    fill and the (run, instance) already written, not to be evaluated again."""
+    no gold at all, start the output (:func:`~ctxeval.evaluation.output.results.begin_output`); the
+    summary to fill and the (run, instance) already written, not to be evaluated again."""
     if not gold_set.instances:
         raise GoldError("no gold instance could be loaded"
                         + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))

@@ -14,11 +14,11 @@ from typing import Any
 
 from .. import _core
 from ..errors import InstanceError, RepoError
-from ..prepare import Notes, PreparerBase
-from ..resolved import ResolvedTable
-from ..results import error_row
-from ..views_sidecar import ROW_KEY, definitions_from, views_record
+from ..reading.resolved import ResolvedTable
+from .output.results import error_row
+from .output.views_sidecar import ROW_KEY, definitions_from, views_record
 from .plan import Item
+from .prepare.preparer import Notes, PreparerBase
 from .rows import make_row, text_metrics
 
 
@@ -31,7 +31,8 @@ def score(items: Sequence[Item], preparer: PreparerBase, *, run: str, final_poli
           resolved: ResolvedTable, text: bool = False, views: bool = False
           ) -> list[dict[str, Any]]:
     """The rows of ``items``, in order. ``views``: each scored row also carries its views
-    sidecar record under :data:`ctxeval.views_sidecar.ROW_KEY` (taken off before writing)."""
+    sidecar record under :data:`ctxeval.evaluation.output.views_sidecar.ROW_KEY` (taken off before
+    writing)."""
     preset = preparer.preset
     ready: list[tuple[Item, dict[str, Any], Notes, dict[str, Any] | None,
                       dict[str, Any] | None]] = []

@@ -1,0 +1,82 @@
+"""Reading result rows for reports: field access by dotted path, grouping by run and field."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...evaluation.output.results import read_rows
+from ...evaluation.rows import field_value
+
+NO_GROUP = "(none)"
+
+
+def load_rows(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """All rows of the given results files, in order (a bad line raises an InputError)."""
+    return [row for p in paths for row in read_rows(p)]
+
+
+def group_label(row: dict[str, Any], by: str) -> str:
+    """The --by label of a row: the field's value as text, ``(none)`` when absent."""
+    v = field_value(row, by)
+    if v is None or v == "":
+        return NO_GROUP
+    if isinstance(v, bool):
+        return str(v).lower()
+    return str(v)
+
+
+def group_rows(rows: Sequence[dict[str, Any]], by: str | None
+               ) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Rows keyed by (run, group): runs in order of first appearance, groups sorted in a run.
+    When the rows come from several presets, the run label names the preset too (``run
+    [contextbench]``): the same run scored two ways must not be pooled."""
+    presets = {r.get("preset") for r in rows if r.get("preset")}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for r in rows:
+        run = str(r.get("run") or "-")
+        if len(presets) > 1:
+            run += f" [{r.get('preset') or '?'}]"
+        group = group_label(r, by) if by else ""
+        runs.setdefault(run, {}).setdefault(group, []).append(r)
+    return {(run, g): groups[g] for run, groups in runs.items() for g in sorted(groups)}
+
+
+def is_error(row: dict[str, Any]) -> bool:
+    """An evaluator error: ``status: error``, or (rows of the ContextBench evaluator, which
+    have no status) an ``error`` key."""
+    status = row.get("status")
+    return status == "error" or (status is None and row.get("error") is not None)
+
+
+def scored_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The rows that enter averages (ok and agent failures) and the count of evaluator errors,
+    which are left out of every average."""
+    scored = [r for r in rows if not is_error(r)]
+    return scored, len(rows) - len(scored)
+
+
+def number(v: Any) -> float | None:
+    """A finite number as float; anything else (None, NaN, infinity, text, a bool) is None.
+    Rows read from files never get here malformed
+    (:func:`ctxeval.evaluation.output.results.read_rows` stops on them, naming file, line and
+    field); rows handed over in memory through the API may, and then one bad value counts as a null
+    instead of breaking a column."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def numbers(values: Iterable[Any]) -> tuple[list[float], int]:
+    """The finite numbers among ``values`` and the count of the others (nulls)."""
+    vals, nulls = [], 0
+    for v in values:
+        f = number(v)
+        if f is None:
+            nulls += 1
+        else:
+            vals.append(f)
+    return vals, nulls

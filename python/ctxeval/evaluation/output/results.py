@@ -1,0 +1,419 @@
+"""Result rows and the files that hold them (``spec/results-format.md``).
+
+Rows are written as JSONL, one per (run, instance), at full precision and never with NaN or
+Infinity, or as Parquet when the output's name ends in ``.parquet`` (:mod:`.results_parquet`:
+the same fields as typed columns); ``<out>.meta.json`` beside them records what produced them.
+Both formats are read by :func:`read_rows`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import orjson
+
+from ..._core import __version__
+from ...errors import InputError, Problem
+from .outfile import LineFile, is_parquet, partial_path
+
+if TYPE_CHECKING:
+    from .results_parquet import ParquetRows
+
+# Parquet (pyarrow) is imported where it is used: importing it costs every command a tenth of
+# a second, and most never read or write Parquet.
+
+ROW_STATUSES = ("ok", "agent_failure", "error")
+GRANULARITIES = ("file", "symbol", "span", "line")
+
+
+def finite(obj: Any) -> Any:
+    """The same structure with every non-finite float replaced by None (JSON has no NaN)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def dumps_row(row: dict[str, Any]) -> bytes:
+    """One JSONL line. orjson already writes NaN/Infinity as null; :func:`finite` makes that
+    explicit and independent of the serializer."""
+    return orjson.dumps(finite(row)) + b"\n"
+
+
+def error_row(instance_id: str, run: str | None, kind: str, message: str,
+              **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"instance_id": instance_id, "run": run, "status": "error",
+                           "error": {"kind": kind, "message": message}}
+    row.update(extra)
+    return row
+
+
+def json_lines(path: str | Path, unreadable: str = "cannot read"
+               ) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of a JSON-lines file, read line by line;
+    a file that cannot be opened (``unreadable`` says what to do then) or a line that is not
+    JSON is an error naming the file and line."""
+    p = Path(path)
+    try:
+        fh = p.open("rb")
+    except OSError as exc:
+        raise InputError(f"{unreadable}: {exc.strerror}", path=str(path)) from exc
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield lineno, orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON: {exc}", path=str(path), line=lineno) from exc
+
+
+#: Sections of a row that hold metrics: every value inside is a number or null, except the
+#: named leaves below (a step's tool, the exact-match flag of the text metrics) and the one
+#: list, ``trajectory.steps``.
+METRIC_SECTIONS = ("final", "trajectory", "editloc", "text", "usage")
+_TEXT_LEAVES = frozenset({"tool"})
+_BOOL_LEAVES = frozenset({"patch_exact_match"})
+
+
+_NUMERIC = frozenset({int, float, type(None)})
+
+
+def _metrics_ok(value: Any, leaf: str = "", steps: bool = False) -> bool:
+    """Whether a metric section is well formed: what :func:`_metric_problem` checks, without
+    building a path per value (a report reads thousands of rows of ~50 steps each). ``steps``:
+    ``value`` is ``trajectory`` or its ``steps``, where the one list may be."""
+    t = type(value)
+    if t in _NUMERIC:
+        return True
+    if t is dict:
+        for k, v in value.items():
+            if type(v) not in _NUMERIC and not _metrics_ok(v, k, steps and k == "steps"):
+                return False
+        return True
+    if t is list:
+        return steps and all(type(v) is dict and _metrics_ok(v) for v in value)
+    if t is str:
+        return leaf in _TEXT_LEAVES
+    return t is bool and leaf in _BOOL_LEAVES
+
+
+def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
+    """(field, message) of the first value under ``path`` that a metric section cannot hold."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            bad = _metric_problem(v, f"{path}.{k}", str(k))
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(value, list):
+        if path != "trajectory.steps":
+            return path, "a metric must be a number or null, not a list"
+        for i, v in enumerate(value):
+            if not isinstance(v, dict):
+                return f"{path}[{i}]", "a step must be an object"
+            bad = _metric_problem(v, f"{path}[{i}]", leaf)
+            if bad is not None:
+                return bad
+        return None
+    if leaf in _TEXT_LEAVES and isinstance(value, str):
+        return None
+    if isinstance(value, bool):
+        return None if leaf in _BOOL_LEAVES else (path, f"a metric must be a number or null, "
+                                                        f"not {orjson.dumps(value).decode()}")
+    if isinstance(value, (int, float)):
+        return None
+    shown = orjson.dumps(value).decode()
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return path, f"a metric must be a number or null, not {shown}"
+
+
+def row_problem(row: Any) -> tuple[str | None, str] | None:
+    """Why ``row`` is not a result row (``spec/results-format.md``), as (field, message); None
+    when it is one. Rows of the ContextBench evaluator, whose shape ours keeps, are result rows
+    too (they have no ``status``)."""
+    if not isinstance(row, dict):
+        return None, "a result row must be a JSON object"
+    iid = row.get("instance_id")
+    if not isinstance(iid, str) or not iid:
+        return "instance_id", "a result row needs an instance id (a non-empty string)"
+    status = row.get("status")
+    if status is not None and status not in ROW_STATUSES:
+        return "status", f"status must be one of {', '.join(ROW_STATUSES)}, not {status!r}"
+    if status == "error" or (status is None and "error" in row and "final" not in row):
+        err = row.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return None
+        if status is None and isinstance(err, str):  # the ContextBench evaluator's error rows
+            return None
+        return "error", "an error row needs an error object with a message"
+    if "format" in row:  # trajectories, views records: formats of their own
+        return "format", f"a record of format {row['format']!r}, not a result row"
+    final = row.get("final")
+    if not isinstance(final, dict):
+        return "final", "a result row needs its final-context metrics (an object)"
+    for key, v in final.items():
+        if key not in GRANULARITIES:
+            return f"final.{key}", f"not a granularity ({', '.join(GRANULARITIES)})"
+        if v is not None and not isinstance(v, dict):
+            return f"final.{key}", "must be an object of metrics or null"
+    for key in ("run", "preset"):
+        if row.get(key) is not None and not isinstance(row[key], str):
+            return key, "must be a string or null"
+    for key in ("num_steps",):
+        v = row.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            return key, "must be an integer or null"
+    if row.get("resolved") is not None and not isinstance(row["resolved"], bool):
+        return "resolved", "must be true, false or null"
+    steps = (row.get("trajectory") or {}).get("steps")
+    if steps is not None and not isinstance(steps, list):
+        return "trajectory.steps", "must be a list"
+    for key in METRIC_SECTIONS:
+        v = row.get(key)
+        if v is not None and not isinstance(v, dict):
+            return key, "must be an object or null"
+        if not _metrics_ok(v, key, key == "trajectory"):  # fast; the walk says where and why
+            bad = _metric_problem(v, key, key)
+            if bad is not None:
+                return bad
+    return None
+
+
+def _records(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of a JSONL file, or (row number, row) of a Parquet results
+    table."""
+    if not is_parquet(path):
+        yield from json_lines(path)
+        return
+    from .results_parquet import read_table, table_to_rows
+
+    try:
+        table = read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"cannot read: {exc}", path=str(path)) from exc
+    if "instance_id" not in table.column_names:
+        _not_results(path, None)
+        raise InputError("not a results table (no instance_id column)", path=str(path))
+    yield from enumerate(table_to_rows(table), start=1)
+
+
+def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[str, Any]]:
+    """Rows of a results file, JSONL or Parquet, each checked against the results format: a
+    line (row) that is not a result row is an error naming the file, line and field. A file
+    with no result row at all is an error saying what the file looks like instead (gold,
+    trajectories, a report...), unless ``allow_empty`` (an output that ``--resume``
+    continues).
+
+    Every reader of result rows (report, compare, view, --resume) reads through here, so
+    that a malformed value is an error once, here, instead of a null in some table."""
+    n = 0
+    lines = _records(path)
+    while True:
+        try:
+            lineno, row = next(lines, (0, None))
+        except InputError as exc:
+            if n == 0 and exc.line is not None:  # the first record is not JSON
+                _not_results(path, None)
+            raise
+        if lineno == 0:
+            break
+        bad = row_problem(row)
+        if bad is not None:
+            if n == 0:
+                _not_results(path, row)
+            raise InputError(f"not a result row: {bad[1]}", path=str(path), line=lineno,
+                             field=bad[0])
+        n += 1
+        yield row
+    if n == 0 and not allow_empty:
+        raise InputError("no result rows: the file is empty; results files are written by "
+                         "'ctxeval evaluate --out'", path=str(path))
+
+
+def hold_output(path: Path) -> LineFile:
+    """The exclusive hold on an output for one evaluation
+    (:mod:`ctxeval.evaluation.output.outfile`): the JSONL file itself, or the partial file a Parquet
+    output is written to (it takes the output's name when complete)."""
+    return LineFile(partial_path(path) if is_parquet(path) else path)
+
+
+def begin_output(held: LineFile, path: Path, *, resume: bool) -> tuple[int, set[tuple[str, str]]]:
+    """Start writing a held output (:func:`hold_output`): refuse to overwrite what is not
+    results, then truncate it, or with ``resume`` drop a torn last line (JSONL); returns the
+    bytes dropped and the (run, instance) of the rows already there, not to be evaluated
+    again."""
+    if not resume:
+        check_overwritable(path)
+    torn = held.begin(resume=resume and not is_parquet(path))
+    done: set[tuple[str, str]] = set()
+    if resume and path.exists():
+        done = {(str(r.get("run")), str(r["instance_id"]))
+                for r in read_rows(path, allow_empty=True)}
+    return torn, done
+
+
+def check_overwritable(path: str | Path) -> None:
+    """Raise an :class:`InputError` when ``path`` holds something other than result rows that
+    a new evaluation would destroy (``--out gold.jsonl`` by mistake); results, an empty file, or
+    a file that looks like nothing known may be overwritten."""
+    if is_parquet(path):
+        _check_parquet_overwritable(Path(path))
+        return
+    try:
+        with open(path, "rb") as fh:
+            first = next((ln for ln in fh if ln.strip()), None)
+    except OSError:
+        return
+    if first is None:
+        return
+    try:
+        row = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        row = None
+    if row is not None and row_problem(row) is None:
+        return
+    from ...reading.identify import describe
+
+    looks = describe(Path(path), row)
+    if looks:
+        raise InputError(f"refusing to overwrite: --out is not a results file, it looks like "
+                         f"{looks}", path=str(path))
+
+
+def _not_results(path: str | Path, first: Any) -> None:
+    """Raise, for a file whose first record is not a result row, an error saying what the file
+    looks like (:func:`ctxeval.reading.identify.describe`); return when it looks like nothing known
+    (the caller then names the line and field)."""
+    from ...reading.identify import describe
+
+    looks = describe(Path(path), first)
+    if looks:
+        raise InputError(f"not a results file (no result rows): it looks like {looks}; "
+                         "results files are written by 'ctxeval evaluate --out'",
+                         path=str(path))
+
+
+def sha256_of(path: Path) -> str:
+    """SHA-256 of a file, or of a directory as sorted (relative path, file hash) pairs."""
+    h = hashlib.sha256()
+    if path.is_dir():
+        for p in sorted(q for q in path.rglob("*") if q.is_file()):
+            h.update(p.relative_to(path).as_posix().encode() + b"\0")
+            h.update(sha256_of(p).encode() + b"\n")
+        return h.hexdigest()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_meta(out: Path, *, preset: str, final_policy: str,
+               gold_sources: Iterable[tuple[str, str]],
+               grammars: dict[str, str], argv: list[str] | None = None,
+               extra: dict[str, Any] | None = None) -> Path:
+    """Write ``<out>.meta.json`` and return its path."""
+    meta: dict[str, Any] = {
+        "ctxeval_version": __version__,
+        "preset": preset,
+        "final_policy": final_policy,
+        "grammars": grammars,
+        "gold_sources": [{"path": p, "sha256": h} for p, h in gold_sources],
+        "command": list(sys.argv if argv is None else argv),
+    }
+    if extra:
+        meta.update(extra)
+    path = out.with_name(out.name + ".meta.json")
+    # Written aside and moved into place: a crash never leaves half a meta file.
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(orjson.dumps(finite(meta), option=orjson.OPT_INDENT_2) + b"\n")
+    os.replace(tmp, path)
+    return path
+
+
+class LineSink(Protocol):
+    """Where a :class:`RowWriter` writes: a binary stream or a
+    :class:`ctxeval.evaluation.output.outfile.LineFile` (whole lines only)."""
+
+    def write(self, data: bytes, /) -> Any: ...
+
+
+def _check_parquet_overwritable(path: Path) -> None:
+    """A Parquet ``--out`` may replace results (a table with an ``instance_id`` column),
+    nothing else (gold annotations are Parquet too)."""
+    if not path.exists():
+        return
+    from .results_parquet import read_schema
+
+    try:
+        columns = read_schema(path).names
+    except (OSError, ValueError):
+        columns = []
+    if "instance_id" in columns:
+        return
+    from ...reading.identify import describe
+
+    looks = describe(path, None) or "a file that is not a results table"
+    raise InputError(f"refusing to overwrite: --out is not a results file, it looks like {looks}",
+                     path=str(path))
+
+
+class RowWriter:
+    """Streams rows to a JSONL file (or stdout), or to a Parquet file, and counts them by
+    status."""
+
+    def __init__(self, out: LineSink | ParquetRows, owned: bool = False) -> None:
+        self.out = out
+        #: Whether ``out`` takes rows (a Parquet writer) rather than lines of bytes.
+        self.takes_rows: bool = getattr(out, "takes_rows", False)
+        #: Whether :meth:`close` closes ``out`` (a file this writer opened).
+        self.owned = owned
+        self.counts = dict.fromkeys(ROW_STATUSES, 0)
+        self.errors: list[Problem] = []
+
+    @classmethod
+    def into(cls, held: LineFile, path: Path, *, resume: bool) -> RowWriter:
+        """A writer of the output ``path``, held by ``held`` (:func:`hold_output`): whole JSONL
+        lines into the held file, or a Parquet file written under the held partial name
+        (``resume`` writes the rows already there again: Parquet cannot be appended to)."""
+        if is_parquet(path):
+            keep = list(read_rows(path, allow_empty=True)) if resume and path.exists() else []
+            from .results_parquet import ParquetRows
+
+            return cls(ParquetRows(path, keep), owned=True)
+        return cls(held)
+
+    def write(self, row: dict[str, Any], *, parsed: bool = False) -> None:
+        """Write one row. ``parsed``: the row was just parsed from JSON (the Ray engine's
+        rows), so it holds nothing JSON would not (no NaN, no tuples) as it stands."""
+        if self.takes_rows:
+            # The JSONL row exactly: orjson writes NaN/Infinity as null (see dumps_row).
+            self.out.write(row if parsed else orjson.loads(orjson.dumps(row)))
+        else:
+            self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
+        status = row.get("status", "ok")
+        self.counts[status] = self.counts.get(status, 0) + 1
+        if status == "error":
+            err = row.get("error") or {}
+            self.errors.append(Problem(str(err.get("kind", "error")),
+                                       f"{row.get('instance_id')}: {err.get('message', '')}"))
+
+    def flush(self) -> None:
+        if not self.takes_rows:
+            self.out.flush()
+
+    def close(self) -> None:
+        """Close the file this writer opened (a Parquet file is complete only then)."""
+        if self.owned:
+            self.out.close()

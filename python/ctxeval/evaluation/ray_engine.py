@@ -1,0 +1,506 @@
+"""``ctxeval evaluate --engine ray``: the same evaluation as a Ray Data pipeline.
+
+Past one machine (RL training runs: a million rollouts over a few dozen repositories), the
+evaluation is spread over a Ray cluster; the rows are the local engine's, in input order.
+
+* **units**: the driver lists every run's inputs as the local engine does (files, walked
+  directories, globs; and inputs on any filesystem pyarrow opens: ``s3://``, ``gs://``,
+  ``file://``), and Parquet trajectory datasets (one trajectory per row, the agent's raw record
+  in one column) one row group at a time. A unit is the smallest piece that the local engine
+  would read on its own, tagged with its place in the input order.
+* **actors**: an actor pool (``ray.data.Dataset.map_batches`` with a class) runs plan →
+  extract → score on each unit with a warm :class:`~ctxeval.evaluation.run.Evaluator`: its
+  repository readers (``--repos``, a path every node sees, or ``--fetch``), its in-memory
+  definitions and the definition cache directory (which may be shared storage) live as long
+  as the actor. The stages stay fused in the actor: a planned instance holds open readers of
+  its repository, which do not travel between processes, and the extract stage's work is
+  mostly already in the cache.
+* **driver**: the units come back in input order (Ray Data's ``preserve_order``); the driver
+  applies what only a whole run knows (an unreadable input named after an instance an earlier
+  input covered gives no row; ``--all-gold`` rows), writes JSONL or Parquet by the suffix of
+  ``--out`` and the ``.meta.json`` sidecar, and sums the summary.
+
+A unit is re-run whole when its actor dies (Ray restarts the actor and retries the task), and
+its rows are delivered once: no row is lost or duplicated.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from ..errors import AdapterError, CtxevalError, InputError, Problem
+from ..model import Trajectory
+from ..reading.adapters import ReadOptions, dataset
+from ..reading.adapters.dataset import row_trajectories
+from ..reading.inputs import list_inputs
+from ..truth.gold import GoldSet, load_gold
+from ..truth.symbols import grammar_versions
+from .output.results import RowWriter, hold_output, write_meta
+from .prepare.preparer import FinalPolicy
+from .run import RunSpec, Summary, _Progress, start
+from .scorer import Scorer
+
+#: Most units one actor call evaluates (see :func:`_results`).
+UNITS_PER_CALL = 16
+EXTRA_HINT = 'the Ray engine needs the ray extra: pip install "ctxeval[ray]"'
+
+
+def _is_uri(spec: str) -> bool:
+    return "://" in spec
+
+
+def _is_dataset(spec: str) -> bool:
+    return spec.rstrip("/").lower().endswith((".parquet", ".pq"))
+
+
+def _filesystem(uri: str) -> tuple[Any, str]:
+    from pyarrow import fs
+
+    try:
+        return fs.FileSystem.from_uri(uri)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"cannot open the filesystem of {uri}: {exc}", path=uri) from exc
+
+
+def _remote_files(uri: str) -> list[tuple[str, bool]] | None:
+    """The files under a URI, sorted, as (uri, explicit); None when nothing is there."""
+    from pyarrow import fs
+
+    filesystem, path = _filesystem(uri)
+    info = filesystem.get_file_info(path)
+    if info.type == fs.FileType.NotFound:
+        return None
+    if info.type == fs.FileType.File:
+        return [(uri, True)]
+    scheme = uri[: uri.index("://") + 3]
+    found = filesystem.get_file_info(fs.FileSelector(path, recursive=True))
+    root = path.rstrip("/") + "/"
+    keep = []
+    for f in found:
+        rel = f.path[len(root):] if f.path.startswith(root) else f.base_name
+        if f.type == fs.FileType.File and not any(p.startswith(".") for p in rel.split("/")):
+            keep.append(scheme + f.path.lstrip("/") if scheme != "file://" else
+                        "file://" + f.path)
+    return [(u, False) for u in sorted(keep)]
+
+
+def _fetch_local(uri: str, into: Path) -> Path:
+    """A remote file copied into ``into`` under its own name."""
+    filesystem, path = _filesystem(uri)
+    dest = into / Path(path).name
+    with filesystem.open_input_stream(path) as src, dest.open("wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    return dest
+
+
+def _row_groups(spec: str) -> list[tuple[str, int]]:
+    """(file, row group) of a Parquet dataset (a file or a directory of files), in order."""
+    import pyarrow.parquet as pq
+
+    if _is_uri(spec):
+        filesystem = _filesystem(spec)[0]
+        files = [u for u, _ in _remote_files(spec) or [] if _is_dataset(u)]
+    else:
+        filesystem, files = None, [spec]
+    out = []
+    for f in files:
+        local = _filesystem(f)[1] if _is_uri(f) else f
+        pf = pq.ParquetFile(local, filesystem=filesystem)
+        if dataset.RECORD_COLUMN not in pf.schema_arrow.names:
+            raise InputError(f"not a trajectory dataset: no column {dataset.RECORD_COLUMN!r} "
+                             "holding the records", path=f)
+        out.extend((f, k) for k in range(pf.metadata.num_row_groups))
+    return out
+
+
+def plan_units(runs: Sequence[RunSpec], fmt: str | None) -> list[dict[str, Any]]:
+    """Every unit of work, in input order: what one actor call evaluates."""
+    units: list[dict[str, Any]] = []
+    for r, spec in enumerate(runs):
+        for given in spec.inputs:
+            s = str(given)
+            if _is_dataset(s) and _is_uri(s):
+                units.extend({"run": r, "kind": "dataset", "path": f, "group": g}
+                             for f, g in _row_groups(s))
+            elif _is_uri(s):
+                files = _remote_files(s)
+                if files is None:
+                    units.append({"run": r, "kind": "missing", "path": s})
+                units.extend({"run": r, "kind": "remote", "path": u, "explicit": e}
+                             for u, e in files or [])
+            else:
+                for item in list_inputs([s], fmt):
+                    if isinstance(item, Problem):
+                        units.append({"run": r, "kind": "missing", "path": s})
+                    elif fmt in (None, dataset.FORMAT) and _is_dataset(str(item[0])) \
+                            and _dataset_file(item[0]):
+                        units.extend({"run": r, "kind": "dataset", "path": str(item[0]),
+                                      "group": g} for _, g in _row_groups(str(item[0])))
+                    else:
+                        units.append({"run": r, "kind": "file", "path": str(item[0]),
+                                      "explicit": item[1]})
+    return units
+
+
+def _dataset_file(path: Path) -> bool:
+    """Whether a local file is a trajectory dataset (read a row group per unit)."""
+    try:
+        with path.open("rb") as fh:
+            return dataset.detect(path, fh.read(4))
+    except OSError:
+        return False
+
+
+def _problems(items: Sequence[Problem]) -> list[dict[str, Any]]:
+    return [p.to_json() for p in items]
+
+
+def _problem(obj: dict[str, Any]) -> Problem:
+    return Problem(obj["kind"], obj["message"], path=obj.get("path"), line=obj.get("line"),
+                   field=obj.get("field"))
+
+
+class UnitEvaluator:
+    """One actor's state: a warm evaluator, and how each kind of unit is read. Also usable
+    without Ray (the tests check a unit's rows against the local engine's this way)."""
+
+    def __init__(self, gold: GoldSet, runs: Sequence[RunSpec], *, repos: str | None,
+                 fetch: bool, preset: str, final_policy: FinalPolicy, fmt: str | None,
+                 text: bool, cache_dir: str | None, incremental: bool,
+                 skip: set[tuple[str, str]],
+                 on_unit: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.runs = list(runs)
+        self.fmt = fmt
+        self.preset = preset
+        self.skip = skip
+        self.on_unit = on_unit
+        self._failure = False
+        # The in-process scorer's warm state: the gold, repository readers, definitions.
+        self.scorer = Scorer(gold, repos, preset=preset, final=final_policy, fetch=fetch,
+                             cache_dir=cache_dir, incremental=incremental, text=text)
+        self.ev = self.scorer.evaluator
+        self.records = self.scorer.records
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
+        """Ray Data's call: a batch of units (``seq``, ``unit``) → their rows and reports."""
+        seqs, rows, infos = [], [], []
+        for seq, unit in zip(batch["seq"], batch["unit"], strict=True):
+            got, info = self.unit(orjson.loads(unit))
+            seqs.append(int(seq))
+            rows.append(b"".join(orjson.dumps(r) + b"\n" for r in got))
+            infos.append(orjson.dumps(info).decode())
+        return {"seq": seqs, "rows": rows, "info": infos}
+
+    def unit(self, unit: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The rows of one unit, in order, and what the run's summary needs of it."""
+        if self.on_unit is not None:
+            self.on_unit(unit)
+        spec = self.runs[unit["run"]]
+        summary = Summary()
+        self._failure = False
+        before = dict(self.ev.symbols.stats)
+        if unit["kind"] == "dataset":
+            rows = self._dataset(spec.name, unit, summary)
+        else:
+            rows = self._file(spec, unit, summary)
+        stats = {k: v - before.get(k, 0) for k, v in self.ev.symbols.stats.items()}
+        info = {"unreadable": _problems(summary.unreadable), "failure": self._failure,
+                "without_gold": summary.without_gold,
+                "skipped": summary.skipped_resume, "stats": stats, "notes": self.ev.notes}
+        return rows, info
+
+    def _file(self, spec: RunSpec, unit: dict[str, Any], summary: Summary
+              ) -> list[dict[str, Any]]:
+        given = unit["path"]
+        if unit["kind"] == "missing":
+            listed = [Problem("missing_input", "no such file, directory or glob match",
+                              path=given)]
+        elif unit["kind"] == "remote":
+            # One directory per remote input, removed when it is read: Ray ends actors
+            # without running their clean-up, so nothing may outlive the unit.
+            slot = Path(tempfile.mkdtemp(prefix="ctxeval-ray-"))
+            try:
+                local = _fetch_local(given, slot)
+                listed = [(local, bool(unit["explicit"]))]
+                rows = self._run(spec, summary, listed)
+            finally:
+                shutil.rmtree(slot, ignore_errors=True)
+            return _renamed(rows, summary, str(local), given)
+        else:
+            listed = [(Path(given), bool(unit["explicit"]))]
+        return self._run(spec, summary, listed)
+
+    def _run(self, spec: RunSpec, summary: Summary, listed: list[Any]) -> list[dict[str, Any]]:
+        """The local engine on one listed input. Rows without a trajectory behind them are
+        the failure row of an unreadable input (:attr:`_failure`), which the driver keeps
+        only when no earlier input of the run covered that instance."""
+        counter = _Progress(sys.stderr, False)
+        rows = list(self.ev.run(RunSpec(spec.name, [], spec.results), summary, fmt=self.fmt,
+                                skip=self.skip, listed=listed, progress=counter))
+        self._failure = bool(rows) and counter.instances == 0
+        return rows
+
+    def _dataset(self, run: str, unit: dict[str, Any], summary: Summary
+                 ) -> list[dict[str, Any]]:
+        """One row group of a trajectory dataset, read as the local engine reads the whole
+        file (:mod:`ctxeval.reading.adapters.dataset`): a bad row is reported and skipped, the rows
+        name the dataset as their ``pred_file``."""
+        import pyarrow.parquet as pq
+
+        path = unit["path"]
+        filesystem, local = _filesystem(path) if _is_uri(path) else (None, path)
+        pf = pq.ParquetFile(local, filesystem=filesystem)
+        names = set(pf.schema_arrow.names)
+        columns = [c for c in (dataset.RECORD_COLUMN, "instance_id", "name") if c in names]
+        table = pf.read_row_group(unit["group"], columns=columns)
+        first = sum(pf.metadata.row_group(k).num_rows for k in range(unit["group"]))
+        opts = ReadOptions(preset=self.preset, run=run)
+        trajs: list[Trajectory] = []
+        for k, rec in enumerate(table.to_pylist()):
+            got = row_trajectories(self.records, rec, first + k, path, opts)
+            if isinstance(got, AdapterError):
+                summary.unreadable.append(got.to_problem())
+                continue
+            for traj in got:
+                if (run, traj.instance_id) in self.skip:
+                    summary.skipped_resume += 1
+                    continue
+                if self.ev.gold.get(traj.instance_id) is None:
+                    summary.without_gold.append(traj.instance_id)
+                trajs.append(traj)
+        return self.ev.rows_of(trajs, run, pred_file=path) if trajs else []
+
+    def close(self) -> None:
+        self.scorer.close()
+
+
+def _renamed(rows: list[dict[str, Any]], summary: Summary, local: str, uri: str
+             ) -> list[dict[str, Any]]:
+    """Rows and problems of a file read from a local copy, naming the file by its URI."""
+    for row in rows:
+        if row.get("pred_file") == local:
+            row["pred_file"] = uri
+    summary.unreadable = [Problem(p.kind, p.message, path=uri if p.path == local else p.path,
+                                  line=p.line, field=p.field) for p in summary.unreadable]
+    return rows
+
+
+class _Runs:
+    """What the driver keeps per run while the units come back in order."""
+
+    def __init__(self, gold: GoldSet) -> None:
+        self.gold = gold
+        self.covered: set[str] = set()
+
+    def keep(self, row: dict[str, Any], failure: bool) -> bool:
+        """Whether a unit's row is one the local engine writes. A unit is evaluated without
+        the run's earlier inputs; the failure row of an unreadable input (``failure``) named
+        after an instance they covered is not written there."""
+        err = row.get("error") or {}
+        if row.get("status") == "error" and err.get("kind") == "missing_gold":
+            return True
+        gold = self.gold.get(str(row.get("gold_instance_id") or row["instance_id"]))
+        if gold is None:
+            return True
+        if failure and gold.instance_id in self.covered:
+            return False
+        self.covered.add(gold.instance_id)
+        return True
+
+
+def _ray():
+    try:
+        import ray
+        import ray.data
+    except ImportError as exc:
+        raise CtxevalError(EXTRA_HINT) from exc
+    return ray
+
+
+def _localized_gold(gold: Sequence[str | Path], into: Path) -> tuple[list[str], dict[str, str]]:
+    """Gold paths readable here: URIs copied into ``into``; and local name → URI."""
+    out, names = [], {}
+    for g in gold:
+        s = str(g)
+        if _is_uri(s):
+            local = _fetch_local(s, Path(tempfile.mkdtemp(dir=into)))
+            names[str(local)] = s
+            out.append(str(local))
+        else:
+            out.append(s)
+    return out, names
+
+
+def _results(
+    ray: Any, units: list[dict[str, Any]], actors: int, kwargs: dict[str, Any]
+) -> Iterator[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """Each unit's rows and report, in input order, from an actor pool on the cluster."""
+    ctx = ray.data.DataContext.get_current()
+    saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
+    ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = False
+    try:
+        yield from _ordered(ray, units, actors, kwargs)
+    finally:  # the process's other Ray Data work keeps its own settings
+        ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
+
+
+def _ordered(
+    ray: Any, units: list[dict[str, Any]], actors: int, kwargs: dict[str, Any]
+) -> Iterator[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """:func:`_results` under the settings it needs (input order kept)."""
+    items = [{"seq": k, "unit": orjson.dumps(u).decode()} for k, u in enumerate(units)]
+    # Units per actor call: one while there are few (every actor busy, a retry redoes
+    # little), up to UNITS_PER_CALL when there are many (Ray's cost per task, a few
+    # milliseconds over its processes, is then spread over hundreds of rows).
+    per_call = max(1, min(UNITS_PER_CALL, len(items) // (8 * actors)))
+    ds = ray.data.from_items(items, override_num_blocks=max(1, min(len(items) // per_call,
+                                                                   64 * actors)))
+    out = ds.map_batches(_Actor, fn_constructor_kwargs=kwargs, batch_size=per_call,
+                         compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1,
+                         batch_format="numpy")
+    expect = 0
+    for rec in out.iter_rows():
+        if int(rec["seq"]) != expect:  # order and completeness, whatever Ray did
+            raise RuntimeError(f"the Ray pipeline returned unit {rec['seq']} where unit "
+                               f"{expect} was due")
+        expect += 1
+        rows = [orjson.loads(line) for line in bytes(rec["rows"]).splitlines()]
+        yield rows, orjson.loads(rec["info"])
+    if expect != len(units):
+        raise RuntimeError(f"the Ray pipeline returned {expect} of {len(units)} units")
+
+
+class _Actor(UnitEvaluator):
+    """The actor class Ray Data instantiates (per actor, once)."""
+
+
+def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
+             out: str | Path | None = None, preset: str = "strict",
+             final_policy: FinalPolicy = "declared", all_gold: bool = False,
+             jobs: int | None = None, fetch: bool = False, resume: bool = False,
+             fmt: str | None = None, progress: bool = True, stream: IO[bytes] | None = None,
+             argv: list[str] | None = None, text: bool = False,
+             cache_dir: str | Path | None = None, incremental: bool = True,
+             address: str | None = None,
+             on_unit: Callable[[dict[str, Any]], None] | None = None) -> Summary:
+    """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
+    order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
+    the cluster to join (default: the running Ray instance, else a local one);
+    ``on_unit`` is called in the actor before each unit (tests kill actors with it)."""
+    ray = _ray()
+    t0 = time.monotonic()
+    out_path = Path(out) if out is not None else None
+    outputs = ExitStack()
+    # Held before anything is read (:mod:`ctxeval.evaluation.output.outfile`), as by the local
+    # engine.
+    row_file = outputs.enter_context(hold_output(out_path)) \
+        if stream is None and out_path is not None else None
+    scratch = Path(tempfile.mkdtemp(prefix="ctxeval-driver-"))
+    try:
+        local_gold, gold_names = _localized_gold(gold, scratch)
+        gold_set = load_gold(local_gold)
+        gold_set.sources = [(gold_names.get(p, p), h) for p, h in gold_set.sources]
+        summary, skip = start(gold_set, row_file, out_path, resume=resume)
+        units = plan_units(runs, fmt)
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+        actors = jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        kwargs = {"gold": gold_set, "runs": list(runs),
+                  "repos": str(repos) if repos is not None else None, "fetch": fetch,
+                  "preset": preset, "final_policy": final_policy, "fmt": fmt, "text": text,
+                  "cache_dir": str(cache_dir) if cache_dir is not None else None,
+                  "incremental": incremental, "skip": skip,
+                  "on_unit": on_unit}
+        writer = RowWriter(stream) if stream is not None else \
+            RowWriter.into(row_file, out_path, resume=resume) \
+            if row_file is not None and out_path is not None else RowWriter(sys.stdout.buffer)
+        bar = _Progress(sys.stderr, progress)
+        bar.begin("ray", len(units))
+        stats: dict[str, int] = {}
+        covered_any: set[str] = set()
+        tracked = [_Runs(gold_set) for _ in runs]
+        local: UnitEvaluator | None = None
+        try:
+            results = _results(ray, units, actors, kwargs) if units else iter(())
+            done_run = -1
+            for unit, (rows, info) in zip(units, results, strict=False):
+                r = unit["run"]
+                while done_run < r - 1:  # runs without units of their own
+                    done_run += 1
+                    local = _close_run(done_run, runs, tracked, summary, all_gold, skip,
+                                       writer, local, kwargs)
+                done_run = max(done_run, r - 1)
+                for row in rows:
+                    if tracked[r].keep(row, info["failure"]):
+                        writer.write(row, parsed=True)
+                summary.unreadable.extend(_problem(p) for p in info["unreadable"])
+                summary.without_gold.extend(info["without_gold"])
+                summary.skipped_resume += info["skipped"]
+                summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
+                for k, v in info["stats"].items():
+                    stats[k] = stats.get(k, 0) + v
+                bar.instances += len(rows)
+                bar.input_done()
+            for r in range(done_run + 1, len(runs)):
+                local = _close_run(r, runs, tracked, summary, all_gold, skip, writer, local,
+                                   kwargs)
+            writer.flush()
+        finally:
+            bar.done()
+            writer.close()
+            if local is not None:
+                local.close()
+        for t in tracked:
+            covered_any |= t.covered
+        summary.rows = writer.counts
+        summary.errors = writer.errors
+        summary.uncovered_by_any = sum(1 for g in gold_set.instances
+                                       if g.instance_id not in covered_any)
+        summary.seconds = time.monotonic() - t0
+        if out_path is not None:
+            write_meta(out_path, preset=preset, final_policy=final_policy,
+                       gold_sources=gold_set.sources, grammars=grammar_versions(), argv=argv,
+                       extra={"runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs],
+                              "engine": {"name": "ray", "actors": actors,
+                                         "units": len(units)},
+                              "symbol_stats": stats,
+                              "symbol_cache": {"disk": cache_dir is not None,
+                                               "incremental": incremental}})
+        return summary
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        outputs.close()
+
+
+def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: Summary,
+               all_gold: bool, skip: set[tuple[str, str]], writer: RowWriter,
+               local: UnitEvaluator | None, kwargs: dict[str, Any]) -> UnitEvaluator | None:
+    """A run's last rows (``--all-gold``: a failure row per gold instance it lacks, scored
+    here: they need no trajectory) and its line of the summary."""
+    name = runs[r].name
+    t = tracked[r]
+    if all_gold:
+        missing = [g.instance_id for g in t.gold.instances
+                   if g.instance_id not in t.covered and (name, g.instance_id) not in skip]
+        if missing:
+            local = local or UnitEvaluator(**kwargs)
+            for k in range(0, len(missing), 64):
+                chunk = missing[k:k + 64]
+                for row in local.ev.rows_of([], name, failed=[
+                        (gid, "no trajectory for this instance") for gid in chunk]):
+                    writer.write(row)
+                t.covered.update(chunk)
+    summary.uncovered[name] = sum(1 for g in t.gold.instances
+                                  if g.instance_id not in t.covered)
+    return local

@@ -1,0 +1,140 @@
+"""An in-process scorer for RL loops: one rollout in, one result row out, state kept warm.
+
+A reward function is called once per rollout, thousands of times, from a trainer's process.
+Starting ``ctxeval evaluate`` per call would load the gold, open the repositories and parse
+definitions every time; :class:`Scorer` does that once and keeps the repository readers (``git
+cat-file`` at each base commit, no checkout), the definitions of every file version seen and
+the preparer alive across calls. Each call is the same plan → extract → score as ``ctxeval
+evaluate`` (:meth:`ctxeval.evaluation.run.Evaluator.rows_of`), so the row is the one the
+command would write for that trajectory.
+
+    scorer = ctxeval.Scorer(gold="gold.jsonl", repos="repos/")
+    row = scorer.score(rollout)                   # any supported format, or the neutral one
+    reward = scorer.reward(rollout, "final.line.f1")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import AdapterError
+from ..model import Trajectory
+from ..reading.adapters import ReadOptions
+from ..reading.inputs import ReadResult, read_input
+from ..reading.records import Raw, RecordReader
+from ..truth.extraction import SymbolSettings
+from ..truth.gold import GoldSet, load_gold
+from ..truth.repo import RepoCache
+from .prepare.preparer import FinalPolicy
+from .rows import field_value
+from .run import REPO_CACHE_BYTES, Evaluator
+
+#: A result row, as ``ctxeval evaluate`` writes it (``spec/results-format.md``).
+Row = dict[str, Any]
+
+
+class Scorer:
+    """Scores single rollouts against a gold set, keeping readers and definitions warm.
+
+    ``gold``: gold files (any format ``ctxeval evaluate --gold`` reads) or a loaded
+    :class:`~ctxeval.truth.gold.GoldSet`; ``repos``: the ``--repos`` directory (git repositories are
+    read at each rollout's base commit without checkout); ``cache_dir``: the on-disk
+    definition cache, shared with other processes (None: memory only). Not thread-safe: use
+    one scorer per thread or process.
+    """
+
+    def __init__(self, gold: str | Path | Sequence[str | Path] | GoldSet,
+                 repos: str | Path | None = None, *, preset: str = "strict",
+                 final: FinalPolicy = "declared", run: str = "rollout", fetch: bool = False,
+                 cache_dir: str | Path | None = None, incremental: bool = True,
+                 text: bool = False) -> None:
+        if isinstance(gold, GoldSet):
+            gold_set = gold
+        else:
+            paths = [gold] if isinstance(gold, (str, Path)) else list(gold)
+            gold_set = load_gold([str(p) for p in paths])
+        self.gold = gold_set
+        self.run = run
+        self.preset = preset
+        self.repos = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
+                               cache_bytes=REPO_CACHE_BYTES)
+        self.evaluator = Evaluator(gold_set, self.repos, preset=preset, final_policy=final,
+                                   symbols=SymbolSettings(cache_dir, incremental).extractor(),
+                                   text=text)
+        self.records = RecordReader()
+
+    def _read(self, trajectory: Trajectory | Path | Raw, instance_id: str | None,
+              fmt: str | None, name: str | None) -> ReadResult:
+        opts = ReadOptions(preset=self.preset, instance_id=instance_id, run=self.run)
+        if isinstance(trajectory, Trajectory):
+            return ReadResult(Path(name or "rollout"), trajectories=[trajectory])
+        if isinstance(trajectory, Path):
+            got = read_input(trajectory, True, fmt=fmt, options=opts)
+            assert got is not None
+            return got
+        return self.records.read(trajectory, instance_id=instance_id, name=name, fmt=fmt,
+                                  options=opts)
+
+    def score_all(self, trajectory: Trajectory | Path | Raw, *, instance_id: str | None = None,
+                  fmt: str | None = None, name: str | None = None) -> list[Row]:
+        """Every row of one input (a file or record may hold several trajectories)."""
+        got = self._read(trajectory, instance_id, fmt, name)
+        if got.problem is not None:
+            gid = instance_id or (trajectory.get("instance_id")
+                                  if isinstance(trajectory, dict) else None)
+            if gid is None or self.gold.get(str(gid)) is None:
+                raise AdapterError(got.problem.message, path=got.problem.path,
+                                   kind=got.problem.kind)
+            rows = self.evaluator.rows_of(
+                [], self.run, failed=[(str(gid), f"unreadable trajectory: {got.problem.message}")])
+        else:
+            trajs = got.trajectories
+            if instance_id is not None:
+                trajs = [t if t.instance_id == instance_id else _with_id(t, instance_id)
+                         for t in trajs]
+            rows = self.evaluator.rows_of(trajs, self.run)
+        for row in rows:  # a rollout has no file: no pred_file, as on the scored rows
+            if row.get("pred_file", "") is None:
+                del row["pred_file"]
+        return rows
+
+    def score(self, trajectory: Trajectory | Path | Raw, *, instance_id: str | None = None,
+              fmt: str | None = None, name: str | None = None) -> Row:
+        """The row of one rollout: a :class:`~ctxeval.model.Trajectory`, a path, or the
+        record itself (a parsed JSON value, or a file's text or bytes) in any supported
+        format. ``instance_id`` names the gold instance where the record does not;
+        ``name`` is the file name the record would have (for formats that read the id from
+        it). A record that cannot be read is an ``agent_failure`` row when its gold instance
+        is known, else an :class:`~ctxeval.errors.AdapterError`."""
+        rows = self.score_all(trajectory, instance_id=instance_id, fmt=fmt, name=name)
+        if len(rows) != 1:
+            raise AdapterError(f"expected one trajectory, the input holds {len(rows)} "
+                               "(use score_all)", path=name)
+        return rows[0]
+
+    def reward(self, trajectory: Trajectory | Path | Raw, metric: str = "final.line.f1", *,
+               default: float = 0.0, **options: Any) -> float:
+        """One number of the rollout's row (a dotted path such as ``final.line.f1`` or
+        ``trajectory.auc_coverage.symbol``), ``default`` where it is undefined (null, an
+        error row)."""
+        value = field_value(self.score(trajectory, **options), metric)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(
+            value, bool) else default
+
+    def close(self) -> None:
+        self.evaluator.close()
+        self.repos.close()
+        self.records.close()
+
+    def __enter__(self) -> Scorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _with_id(traj: Trajectory, instance_id: str) -> Trajectory:
+    return replace(traj, instance_id=instance_id)

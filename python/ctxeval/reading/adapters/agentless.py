@@ -1,0 +1,187 @@
+"""Agentless localisation output (``loc_outputs.jsonl``, one JSON object per instance).
+
+Agentless has no interactive tool views: its localisation *is* the declared context. Each record
+becomes a trajectory with one step whose views are that context:
+
+- ``found_files`` -> file-level views (``start_line=None``);
+- ``found_related_locs`` (``class: X``, ``function: C.m``, ``variable: x``) -> symbol views;
+- ``found_edit_locs`` (``line: N``, ``lines: a-b``) -> line views, the samples merged (union per
+  file) as Agentless' own ``--merge`` step does; ``function:``/``class:`` entries there are symbols.
+
+``found_related_locs`` and each sample of ``found_edit_locs`` are lists aligned with
+``found_files`` (one entry per file, each a list of newline-separated location strings); the
+``{file: [...]}`` dict shape of merged dumps is accepted as well.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..._core import lines_normalize
+from ...errors import AdapterError
+from ...model import Step, SymbolRef, Trajectory, Usage, View
+from . import ReadOptions
+
+FORMAT = "agentless"
+PRIORITY = 20
+
+_KEY = re.compile(rb'(?<!\\)"found_files"\s*:')
+_ID_KEY = re.compile(rb'(?<!\\)"instance_id"\s*:')
+LINE_RE = re.compile(r"^line\s*:\s*(\d+)\s*$")
+LINES_RE = re.compile(r"^lines\s*:\s*(\d+)\s*-\s*(\d+)\s*$")
+SYMBOL_RE = re.compile(r"^(class|function|variable)\s*:\s*(\S.*?)\s*$")
+_STAGES = ("file_traj", "related_loc_traj", "edit_loc_traj")
+
+
+def detect(path: Path, head: bytes) -> bool:
+    """A JSON(L) file whose first record has top-level ``found_files`` and ``instance_id``."""
+    if path.is_dir() or not head.lstrip().startswith(b"{"):
+        return False
+    first = head.split(b"\n", 1)[0]
+    return bool(_KEY.search(first) and _ID_KEY.search(first))
+
+
+def read(path: Path, options: ReadOptions) -> list[Trajectory]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
+    out: list[Trajectory] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=lineno) from exc
+        if not isinstance(rec, dict):
+            raise AdapterError("a record must be a JSON object", path=str(path), line=lineno)
+        out.append(_trajectory(rec, path, lineno, options))
+    if not out:
+        raise AdapterError("no records", path=str(path))
+    return out
+
+
+def _trajectory(rec: dict[str, Any], path: Path, lineno: int, options: ReadOptions
+                ) -> Trajectory:
+    iid = rec.get("instance_id") or options.instance_id
+    if not isinstance(iid, str) or not iid:
+        raise AdapterError("missing instance_id", path=str(path), line=lineno,
+                           field="instance_id")
+    files = _str_list(rec.get("found_files"), path, lineno, "found_files")
+    symbols: list[SymbolRef] = []
+    lines: dict[str, set[tuple[int, int]]] = {}
+
+    for f, blocks in _per_file(rec.get("found_related_locs"), files, path, lineno,
+                               "found_related_locs"):
+        parse_location_blocks(f, blocks, symbols, lines)
+    edit_locs = rec.get("found_edit_locs")
+    for sample in _samples(edit_locs):
+        for f, blocks in _per_file(sample, files, path, lineno, "found_edit_locs"):
+            parse_location_blocks(f, blocks, symbols, lines)
+
+    views: list[View] = [View(f, None, None) for f in _unique(files)]
+    for f in sorted(lines):
+        views.extend(View(f, a, b) for a, b in lines_normalize(sorted(lines[f])))
+    symbols = _unique(symbols)
+
+    stage_usage = [_usage(rec.get(k)) for k in _STAGES]
+    usage = Usage.total(stage_usage)
+    step = Step(index=0, tool="localize", action="agentless localisation", views=views,
+                symbols=symbols, usage=usage)
+    extra: dict[str, Any] = {}
+    per_stage = {k: u.to_json() for k, u in zip(_STAGES, stage_usage, strict=True) if u is not None}
+    if per_stage:
+        extra["stage_usage"] = per_stage
+    return Trajectory(
+        instance_id=iid, steps=[step], run=options.run, agent="agentless",
+        final_context=list(views), final_symbols=list(symbols), usage=usage,
+        source=f"{path}:{lineno}", extra=extra,
+    )
+
+
+def _str_list(value: Any, path: Path, lineno: int, field: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AdapterError("must be a list of strings", path=str(path), line=lineno, field=field)
+    return [v for v in value if v]
+
+
+def _samples(edit_locs: Any) -> list[Any]:
+    """The samples of ``found_edit_locs``: a list of per-file lists, or one dict/list."""
+    if isinstance(edit_locs, dict):
+        return [edit_locs]
+    if not isinstance(edit_locs, list) or not edit_locs:
+        return []
+    # Sampled: [[["loc"], [""], ...], ...] -- each sample is a list of per-file lists of lists.
+    first = edit_locs[0]
+    if all(isinstance(x, dict) for x in edit_locs):  # merged dumps: one {file: [...]} per sample
+        return list(edit_locs)
+    if isinstance(first, list) and first and all(isinstance(x, list) for x in first):
+        return list(edit_locs)
+    return [edit_locs]
+
+
+def _per_file(value: Any, files: list[str], path: Path, lineno: int, field: str
+              ) -> list[tuple[str, list[str]]]:
+    """``(file, location strings)`` pairs from a list aligned with ``files`` or a dict."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list):
+        if len(value) > len(files):
+            raise AdapterError(f"{len(value)} entries for {len(files)} found_files",
+                               path=str(path), line=lineno, field=field)
+        items = list(zip(files, value, strict=False))
+    else:
+        raise AdapterError("must be a list or an object", path=str(path), line=lineno,
+                           field=field)
+    out = []
+    for f, blocks in items:
+        if isinstance(blocks, str):
+            blocks = [blocks]
+        if not isinstance(f, str) or not isinstance(blocks, list) \
+                or not all(isinstance(b, str) for b in blocks):
+            raise AdapterError("location entries must be lists of strings", path=str(path),
+                               line=lineno, field=field)
+        out.append((f, blocks))
+    return out
+
+
+def parse_location_blocks(f: str, blocks: list[str], symbols: list[SymbolRef],
+                          lines: dict[str, set[tuple[int, int]]]) -> None:
+    """Agentless location lines of one file (``line: N``, ``lines: a-b``, ``class: X``,
+    ``function: C.m``, ``variable: v``) into symbol views and line ranges (both adapters of
+    Agentless outputs read them this way under the strict preset)."""
+    for block in blocks:
+        for raw in block.splitlines():
+            s = raw.strip()
+            if not s:
+                continue
+            if m := LINE_RE.match(s):
+                n = int(m.group(1))
+                if n >= 1:
+                    lines.setdefault(f, set()).add((n, n))
+            elif m := LINES_RE.match(s):
+                a, b = sorted((int(m.group(1)), int(m.group(2))))
+                if a >= 1:
+                    lines.setdefault(f, set()).add((a, b))
+            elif m := SYMBOL_RE.match(s):
+                symbols.append(SymbolRef(f, m.group(2)))
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    return list(dict.fromkeys(items))
+
+
+def _usage(stage: Any) -> Usage | None:
+    if not isinstance(stage, dict) or not isinstance(stage.get("usage"), dict):
+        return None
+    u = stage["usage"]
+    return Usage.from_json({"input_tokens": u.get("prompt_tokens"),
+                            "output_tokens": u.get("completion_tokens")})

@@ -1,0 +1,234 @@
+"""Claude Code session logs (``~/.claude/projects/<project>/<session>.jsonl``).
+
+One JSON record per line: ``user``/``assistant`` messages (plus ``summary`` and bookkeeping
+records). Each ``tool_use`` block of an assistant message is a step; its observation is the
+``tool_result`` block with the same id in a later user message.
+
+- ``Read``: the result is ``cat -n`` style (``   N→code``, older versions ``N<TAB>code``); the
+  printed numbers win over ``offset``/``limit``. An error result shows nothing.
+- ``Grep``: ``content`` mode with line numbers shows ``path:N:text`` hits (views); the default
+  ``files_with_matches`` mode and ``Glob``/``LS`` are listings, not views.
+- ``Bash``: read by :func:`ctxeval.reading.shell.read_shell`.
+- ``Edit``/``MultiEdit``/``Write``/``NotebookEdit``: edits; the snippet an ``Edit`` result
+  re-prints is in edited coordinates and is kept as a post-edit view.
+
+Usage is per assistant message (Claude Code writes one record per content block, repeating the
+message's usage, so it is counted once per message id); input tokens include cache reads and
+writes. Paths under the session's ``cwd`` are made relative to it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ...errors import AdapterError
+from ...linesets import line_runs
+from ...model import Step, Trajectory, Usage, View
+from ..shell import read_shell
+from . import ReadOptions
+from ._sessions import jsonl_objects, mark_views_after_edits
+from ._sessions import nonempty_str as _str
+from ._sessions import relative_to_cwd as _rel
+
+FORMAT = "claude-code"
+PRIORITY = 30
+
+_TYPES = ("user", "assistant", "summary", "system", "file-history-snapshot")
+_NUMBERED = re.compile(r"^\s*(\d+)(?:→|\t)")
+_GREP_HIT = re.compile(r"^(.+?):(\d+):")
+_GREP_CTX = re.compile(r"^(.+?)-(\d+)-")
+_SESSION_KEY = re.compile(rb'(?<!\\)"sessionId"\s*:\s*"')
+_TYPE_KEY = re.compile(rb'(?<!\\)"type"\s*:\s*"(user|assistant)"')
+_EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+_LISTING_TOOLS = ("Glob", "LS")
+
+
+def detect(path: Path, head: bytes) -> bool:
+    if path.is_dir():
+        return False
+    records = _head_records(head)
+    for obj in records:
+        if obj.get("type") in _TYPES and any(k in obj for k in ("sessionId", "leafUuid")):
+            return True
+    if records:
+        return False
+    # The first record is longer than the head: look at its top-level keys as bytes.
+    first = head.split(b"\n", 1)[0]
+    return bool(first.startswith(b"{") and _SESSION_KEY.search(first) and _TYPE_KEY.search(first))
+
+
+def _head_records(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
+    out = []
+    for raw in head.split(b"\n")[:limit]:
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeError):
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def read(path: Path, options: ReadOptions) -> list[Trajectory]:
+    records = _records(path)
+    cwd: str | None = None
+    model: str | None = None
+    steps: list[Step] = []
+    by_id: dict[str, Step] = {}
+    calls: dict[str, dict[str, Any]] = {}
+    usage_by_msg: dict[str, Usage | None] = {}
+    charged: set[str] = set()  # messages whose usage is already on a step
+    for lineno, rec in records:
+        if cwd is None and isinstance(rec.get("cwd"), str):
+            cwd = rec["cwd"]
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            continue
+        content = msg.get("content")
+        if rec.get("type") == "assistant":
+            m = msg.get("model")
+            if model is None and isinstance(m, str) and m and not m.startswith("<"):
+                model = m  # "<synthetic>" marks messages Claude Code wrote itself
+            mid = msg.get("id") if isinstance(msg.get("id"), str) else f"line{lineno}"
+            synthetic = isinstance(m, str) and m.startswith("<")  # no model call behind it
+            if mid not in usage_by_msg and not synthetic:
+                usage_by_msg[mid] = _usage(msg.get("usage"))
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict) or block.get("type") != "tool_use":
+                    continue
+                tid = block.get("id")
+                name = block.get("name")
+                if not isinstance(tid, str) or not isinstance(name, str):
+                    raise AdapterError("a tool_use needs string 'id' and 'name'", path=str(path),
+                                       line=lineno, field="message.content.tool_use")
+                inp = block.get("input") if isinstance(block.get("input"), dict) else {}
+                step = call_step(name, inp, len(steps), cwd)
+                if mid not in charged and mid in usage_by_msg:
+                    step.usage = usage_by_msg[mid]
+                    charged.add(mid)
+                steps.append(step)
+                by_id[tid] = step
+                calls[tid] = inp
+        elif rec.get("type") == "user" and isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict) or block.get("type") != "tool_result":
+                    continue
+                tid = block.get("tool_use_id")
+                step = by_id.get(tid) if isinstance(tid, str) else None
+                if step is None:
+                    continue
+                observe(step, calls[tid], _result_text(block.get("content")),
+                         bool(block.get("is_error")), cwd)
+    if not records:
+        raise AdapterError("empty session log", path=str(path))
+    usage = Usage.total(list(usage_by_msg.values()))
+    if usage is not None:
+        usage.api_calls = len(usage_by_msg)
+    mark_views_after_edits(steps)
+    return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
+                       run=options.run, agent="claude-code", model=model, usage=usage,
+                       source=str(path), extra={"cwd": cwd} if cwd else {})]
+
+
+def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    return jsonl_objects(path)
+
+
+def call_step(name: str, inp: dict[str, Any], index: int, cwd: str | None) -> Step:
+    """The step of one tool call, before its result is known (edit tools name their file).
+
+    Shared with the ATIF reader, which replays Claude Code's calls through it."""
+    step = Step(index=index, tool=name, action=_action(name, inp))
+    if name in _EDIT_TOOLS:
+        f = _rel(_str(inp.get("file_path")) or _str(inp.get("notebook_path")), cwd)
+        if f:
+            step.edits = [f]
+    return step
+
+
+def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None
+            ) -> None:
+    """Views (and edit outcome) of a call from the text its result showed the model."""
+    name = step.tool
+    if is_error:
+        if name in _EDIT_TOOLS:
+            step.edits = []  # the edit was refused ("String to replace not found", ...)
+        return
+    if name in _LISTING_TOOLS:
+        return
+    if name == "Read":
+        f = _rel(_str(inp.get("file_path")), cwd)
+        if f:
+            step.views = _numbered(f, text)
+    elif name == "Grep":
+        step.views = _grep_views(inp, text, cwd)
+    elif name == "Bash":
+        reading = read_shell(_str(inp.get("command")) or "", text, cwd=cwd)
+        step.views = [replace(v, file=_rel(v.file, cwd) or v.file) for v in reading.views]
+        step.edits = list(dict.fromkeys([*step.edits,
+                                         *(_rel(e, cwd) or e for e in reading.edits)]))
+    elif name in ("Edit", "MultiEdit") and step.edits:
+        step.views = [View(v.file, v.start_line, v.end_line, post_edit=True)
+                      for v in _numbered(step.edits[0], text)]
+
+
+def _numbered(f: str, text: str) -> list[View]:
+    nums = sorted({int(m.group(1)) for line in text.splitlines()
+                   if (m := _NUMBERED.match(line)) and int(m.group(1)) >= 1})
+    return [View(f, a, b) for a, b in line_runs(nums)]
+
+
+def _grep_views(inp: dict[str, Any], text: str, cwd: str | None) -> list[View]:
+    if inp.get("output_mode") != "content":
+        return []
+    hits: dict[str, set[int]] = {}
+    single = _str(inp.get("path"))
+    for line in text.splitlines():
+        m = _GREP_HIT.match(line)
+        if m and not m.group(1).isdigit():
+            hits.setdefault(m.group(1), set()).add(int(m.group(2)))
+        elif single and (n := re.match(r"^(\d+)[:-]", line)):
+            hits.setdefault(single, set()).add(int(n.group(1)))
+    for line in text.splitlines():  # context lines (-A/-B/-C) of files that had hits
+        m = _GREP_CTX.match(line)
+        if m and m.group(1) in hits:
+            hits[m.group(1)].add(int(m.group(2)))
+    views = []
+    for f, nums in hits.items():
+        rel = _rel(f, cwd) or f
+        views.extend(View(rel, a, b) for a, b in line_runs(sorted(n for n in nums if n >= 1)))
+    return views
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(c["text"] for c in content
+                         if isinstance(c, dict) and isinstance(c.get("text"), str))
+    return ""
+
+
+def _usage(u: Any) -> Usage | None:
+    if not isinstance(u, dict):
+        return None
+    ins = [u.get(k) for k in ("input_tokens", "cache_creation_input_tokens",
+                              "cache_read_input_tokens")]
+    nums = [v for v in ins if isinstance(v, int) and not isinstance(v, bool)]
+    return Usage.from_json({"input_tokens": sum(nums) if nums else None,
+                            "output_tokens": u.get("output_tokens")})
+
+
+def _action(name: str, inp: dict[str, Any]) -> str:
+    if name == "Bash" and isinstance(inp.get("command"), str):
+        return inp["command"]
+    shown = {k: v for k, v in inp.items() if k not in ("content", "old_string", "new_string",
+                                                       "edits")}
+    try:
+        return f"{name} {json.dumps(shown, ensure_ascii=False, sort_keys=True)}"
+    except (TypeError, ValueError):
+        return name

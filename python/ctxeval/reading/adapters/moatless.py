@@ -1,0 +1,471 @@
+"""Moatless Tools trajectories, three format generations.
+
+- v0.0.1 (``{"name": "moatless", "steps": [{"actions": [...]}]}``): ``search`` actions return a
+  ``file_context`` of span ids, which Moatless shows the model in the *next* prompt; that code
+  belongs to the search (symbol views). ``request_for_change`` brings a span's code in for the
+  following ``search_replace``, whose ``start_line``/``end_line`` say which lines those were.
+- v0.0.2 (``{"transitions": [{"name", "state", "actions": [{"action", "output"}]}]}``, or from
+  August 2024 ``properties`` and ``actions: [{"request", "response": {"output"}}]``):
+  ``SearchCode`` -> ``ranked_spans`` (symbol views, shown in the IdentifyCode prompt);
+  ``PlanToCode``/``ClarifyCodeChange`` -> ``start_line``/``end_line`` shown in the EditCode
+  prompt (line views); ``EditCode`` edits the planned file, and the diff it applied (``diff``,
+  or the ``Applied change`` message) maps later line numbers of that file back to base lines.
+- v0.4 (``{"nodes": [...]}``, a tree): each node after the root is a step; its observation is the
+  tool result with ``cat -n`` style ``N<TAB>code`` lines, read from the printed numbers. Edit
+  observations re-print the edited file: those views are marked post-edit.
+
+Span ids stay :class:`SymbolRef`. In v0.0.x they are marked as Moatless spans of their release
+(``SymbolRef.moatless``, with the token budget a 0.0.1 search recorded): what the model read is
+Moatless's rendering of them, which :mod:`ctxeval.reading.moatless_spans` re-derives from the file
+at the base commit (class headers above methods, comments and docstrings dropped, budgets applied).
+An identify step shows what the next prompt shows: the identified spans and the spans Moatless adds
+to them (``IMPORT_SPANS``). The declared context is the union of ``identify`` spans (v0.0.x) or
+the last node's ``file_context`` (v0.4, whose span ids are read as names).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ...errors import AdapterError
+from ...linesets import line_runs
+from ...model import Step, SymbolRef, Trajectory, Usage, View
+from ..moatless_spans import IMPORT_SPANS
+from . import ReadOptions
+from .swe_agent import CATN_HEADER, EditTracker, hunks_from_diff
+
+FORMAT = "moatless"
+PRIORITY = 20
+
+_V1 = re.compile(rb'(?<!\\)"name"\s*:\s*"moatless"')
+_STEPS = re.compile(rb'(?<!\\)"steps"\s*:')
+_V2 = re.compile(rb'(?<!\\)"transitions"\s*:')
+_V2_NAME = re.compile(rb'(?<!\\)"(initial_message|AgenticLoop)"')
+_V4 = re.compile(rb'(?<!\\)"agent_class"\s*:\s*"moatless\.')
+_NODES = re.compile(rb'(?<!\\)"nodes"\s*:')
+_NODE_CTX = re.compile(rb'(?<!\\)"(file_context|action_args_class)"')
+
+_NUMBERED = re.compile(r"^\s*(\d+)\t")
+_GAP = re.compile(r"^\s*#\s*\.\.\.\s*$")
+_PATH = re.compile(r"^[\w./@+-][^\s`]*$")
+_EDIT_COMMANDS = ("str_replace", "create", "insert", "undo_edit", "append")
+
+
+def detect(path: Path, head: bytes) -> bool:
+    if path.is_dir() or not head.lstrip().startswith(b"{"):
+        return False
+    if _V1.search(head) and _STEPS.search(head):
+        return True
+    if _V2.search(head) and _V2_NAME.search(head):
+        return True
+    return bool(_NODES.search(head) and (_V4.search(head) or _NODE_CTX.search(head)))
+
+
+def read(path: Path, options: ReadOptions) -> list[Trajectory]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise AdapterError(f"cannot read: {exc.strerror}", path=str(path)) from exc
+    except (json.JSONDecodeError, UnicodeError) as exc:
+        raise AdapterError(f"invalid JSON: {exc}", path=str(path)) from exc
+    if not isinstance(data, dict):
+        raise AdapterError("a Moatless trajectory is a JSON object", path=str(path))
+    if isinstance(data.get("nodes"), list):
+        traj = _read_v4(data, path)
+    elif isinstance(data.get("transitions"), list):
+        traj = _read_v2(data, path)
+    elif isinstance(data.get("steps"), list):
+        traj = _read_v1(data, path)
+    else:
+        raise AdapterError("no 'steps', 'transitions' or 'nodes'", path=str(path))
+    info = data.get("info") if isinstance(data.get("info"), dict) else \
+        data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    iid = info.get("instance_id") if isinstance(info.get("instance_id"), str) else None
+    iid = iid or options.instance_id
+    if not iid:
+        raise AdapterError("no instance id", path=str(path), field="info.instance_id")
+    traj.instance_id = iid
+    traj.agent = "moatless"
+    traj.run = options.run or _str(info.get("evaluation_name"))
+    traj.source = str(path)
+    if traj.model_patch is None:
+        traj.model_patch = _str(info.get("submission"))
+    if traj.usage is None and isinstance(info.get("total_cost"), (int, float)):
+        traj.usage = Usage(cost=float(info["total_cost"]))
+    return [traj]
+
+
+# -- v0.0.1 -----------------------------------------------------------------------------------
+
+def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
+    flat: list[tuple[dict[str, Any], Usage | None]] = []
+    for i, st in enumerate(data["steps"]):
+        st = _obj(st, path, f"steps[{i}]")
+        actions = st.get("actions") or []
+        if not isinstance(actions, list):
+            raise AdapterError("'actions' must be a list", path=str(path),
+                               field=f"steps[{i}].actions")
+        cost = Usage.from_json({"cost": st.get("completion_cost")})
+        for j, a in enumerate(actions):
+            flat.append((_obj(a, path, f"steps[{i}].actions[{j}]"), cost if j == 0 else None))
+
+    steps: list[Step] = []
+    declared: list[SymbolRef] | None = None
+    for k, (a, usage) in enumerate(flat):
+        name = _str(a.get("name")) or "?"
+        inp = a.get("input") if isinstance(a.get("input"), dict) else {}
+        out = a.get("output") if isinstance(a.get("output"), dict) else {}
+        step = Step(index=k, tool=name, action=_action(name, inp), usage=usage)
+        if name == "search":
+            step.symbols = _spans(out.get("file_context"), "spans", "0.0.1")
+        elif name == "identify":
+            found = _spans(inp.get("files_with_spans"), "span_ids", "0.0.1")
+            declared = (declared or []) + found
+            step.symbols = _shown_after_identify(found)
+        elif name == "request_for_change":
+            f, span = _str(inp.get("file_path")), _str(inp.get("span_id"))
+            nxt = flat[k + 1][0] if k + 1 < len(flat) else {}
+            lines = _lines_of(nxt.get("input"), f, span) \
+                if nxt.get("name") == "search_replace" else None
+            if f and lines:
+                step.views = [View(f, *lines)]
+            elif f and span and out.get("response"):
+                step.symbols = [SymbolRef(f, span, moatless="0.0.1")]
+        elif name == "search_replace":
+            f = _str(inp.get("file_path"))
+            if f and (out.get("updated") or out.get("diff")) and not out.get("error"):
+                step.edits = [f]
+        steps.append(step)
+    return Trajectory(instance_id="", steps=steps, final_context=_final(declared),
+                      final_symbols=_dedup(declared) if declared is not None else None,
+                      usage=Usage.total([s.usage for s in steps]))
+
+
+# -- v0.0.2 -----------------------------------------------------------------------------------
+
+_APPLIED_DIFF = re.compile(r"```diff\n(.*?)```", re.S)
+
+
+def _v2_record(a: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Usage | None]:
+    """(request, output, usage) of a v0.0.2 action, in either of its two shapes.
+
+    June 2024 runs write ``{"action", "output", "input_tokens", ...}``; August 2024 runs
+    ``{"request", "response": {"trigger", "output"}, "completion": {"usage"}}``.
+    """
+    resp = a.get("response") if isinstance(a.get("response"), dict) else {}
+    act = a.get("action") if isinstance(a.get("action"), dict) else \
+        a.get("request") if isinstance(a.get("request"), dict) else {}
+    out = a.get("output") if isinstance(a.get("output"), dict) else \
+        resp.get("output") if isinstance(resp.get("output"), dict) else {}
+    usage = Usage.from_json({"input_tokens": a.get("input_tokens"),
+                             "output_tokens": a.get("output_tokens"),
+                             "cost": a.get("completion_cost")})
+    completion = a.get("completion") if isinstance(a.get("completion"), dict) else {}
+    used = completion.get("usage") if isinstance(completion.get("usage"), dict) else None
+    if usage is None and used is not None:
+        usage = Usage.from_json({"input_tokens": used.get("prompt_tokens"),
+                                 "output_tokens": used.get("completion_tokens"),
+                                 "cost": used.get("completion_cost")})
+    return act, out, usage
+
+
+def _applied_diff(out: dict[str, Any]) -> str | None:
+    """The diff an EditCode applied: ``diff``, or the ``Applied change`` message's block."""
+    diff = _str(out.get("diff"))
+    if diff:
+        return diff
+    m = _APPLIED_DIFF.search(_str(out.get("message")) or "")
+    return m.group(1) if m and "Applied change" in (out.get("message") or "") else None
+
+
+def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
+    steps: list[Step] = []
+    declared: list[SymbolRef] | None = None
+    model = None
+    planned: str | None = None
+    # line numbers after an applied EditCode are the edited file's: mapped back through its diff
+    edits = EditTracker()
+    for i, tr in enumerate(data["transitions"]):
+        tr = _obj(tr, path, f"transitions[{i}]")
+        state = tr.get("state") if isinstance(tr.get("state"), dict) else \
+            tr.get("properties") if isinstance(tr.get("properties"), dict) else {}
+        model = model or _str(state.get("model"))
+        tname = _str(tr.get("name")) or "?"
+        actions = tr.get("actions") or []
+        if not isinstance(actions, list):
+            raise AdapterError("'actions' must be a list", path=str(path),
+                               field=f"transitions[{i}].actions")
+        for j, a in enumerate(actions):
+            act, out, usage = _v2_record(_obj(a, path, f"transitions[{i}].actions[{j}]"))
+            step = Step(index=len(steps), tool=tname, action=_action(tname, act), usage=usage)
+            if tname == "SearchCode":
+                step.symbols = _ranked(out.get("ranked_spans"))
+            elif tname == "IdentifyCode":
+                found = _spans(act.get("identified_spans"), "span_ids", "0.0.2")
+                declared = (declared or []) + found
+                step.symbols = _shown_after_identify(found)
+            elif tname in ("PlanToCode", "ClarifyCodeChange"):
+                f = _str(out.get("file_path")) or _str(act.get("file_path")) \
+                    or _str(state.get("file_path"))
+                lines = _lines_of(out, f, None)
+                if f and lines:
+                    step.views = edits.views(f, [lines], None)
+                    planned = f
+                elif f and _str(out.get("span_id")):
+                    if edits.edited(edits.key(f, None)):  # a span of the edited file
+                        step.views = [View(f, None, None, post_edit=True)]
+                    else:
+                        step.symbols = [SymbolRef(f, out["span_id"], moatless="0.0.2")]
+                    planned = f
+            elif tname == "EditCode":
+                f = _str(state.get("file_path")) or planned
+                diff = _applied_diff(out)
+                if f and diff and not out.get("errors"):
+                    step.edits = [f]
+                    edits.record(edits.key(f, None), hunks_from_diff(diff))
+                    # the diff shown back to the model is a view of the file as edited, as
+                    # a ``git diff`` in a shell is
+                    step.views = [View(f, None, None, post_edit=True)]
+            steps.append(step)
+    return Trajectory(instance_id="", steps=steps, model=model, final_context=_final(declared),
+                      final_symbols=_dedup(declared) if declared is not None else None,
+                      usage=Usage.total([s.usage for s in steps]))
+
+
+# -- v0.4 -------------------------------------------------------------------------------------
+
+def _read_v4(data: dict[str, Any], path: Path) -> Trajectory:
+    nodes: dict[int, dict[str, Any]] = {}
+    order: list[int] = []
+    for i, n in enumerate(data["nodes"]):
+        n = _obj(n, path, f"nodes[{i}]")
+        nid = n.get("node_id")
+        if not isinstance(nid, int) or isinstance(nid, bool):
+            raise AdapterError("a node needs an integer 'node_id'", path=str(path),
+                               field=f"nodes[{i}].node_id")
+        nodes[nid] = n
+        order.append(nid)
+    if not order:
+        raise AdapterError("no nodes", path=str(path), field="nodes")
+    chain = _chain(nodes, order[-1], path)
+    agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
+    completion = agent.get("completion") if isinstance(agent.get("completion"), dict) else {}
+    model = _str(completion.get("model"))
+    steps: list[Step] = []
+    for n in chain:
+        act = n.get("action")
+        if not isinstance(act, dict):
+            continue
+        tool = _v4_tool(act)
+        obs = n.get("observation") if isinstance(n.get("observation"), dict) else {}
+        msg = _str(obs.get("message")) or ""
+        step = Step(index=len(steps), tool=tool, action=_action(tool, act),
+                    usage=_v4_usage(n, model))
+        views = numbered_views(msg)
+        if act.get("command") in _EDIT_COMMANDS:
+            target = _str(act.get("path"))
+            props = obs.get("properties") if isinstance(obs.get("properties"), dict) else {}
+            ok = bool(target) and not props.get("fail_reason") and (
+                "has been edited" in msg or "created successfully" in msg
+                or "undone successfully" in msg
+                or bool(props.get("diff")))
+            if target and ok:
+                step.edits = [target]
+                views = [View(v.file, v.start_line, v.end_line, post_edit=True)
+                         if v.file == target else v for v in views]
+            elif not ok:
+                views = []
+        step.views = views
+        steps.append(step)
+    last = chain[-1]
+    ctx = last.get("file_context") if isinstance(last.get("file_context"), dict) else None
+    final_views, final_symbols, patch = _v4_context(ctx)
+    return Trajectory(instance_id="", steps=steps, model=model,
+                      final_context=final_views if ctx is not None else None,
+                      final_symbols=final_symbols if ctx is not None else None,
+                      model_patch=patch, usage=Usage.total([s.usage for s in steps]))
+
+
+def _chain(nodes: dict[int, dict[str, Any]], leaf: int, path: Path) -> list[dict[str, Any]]:
+    """Root-to-leaf path ending at ``leaf`` (the last node written)."""
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    cur: int | None = leaf
+    while cur is not None:
+        if cur in seen or cur not in nodes:
+            raise AdapterError(f"broken parent chain at node {cur}", path=str(path),
+                               field="nodes.parent_id")
+        seen.add(cur)
+        out.append(nodes[cur])
+        parent = nodes[cur].get("parent_id")
+        cur = parent if isinstance(parent, int) and not isinstance(parent, bool) else None
+    return out[::-1]
+
+
+def _v4_tool(act: dict[str, Any]) -> str:
+    if isinstance(act.get("command"), str):
+        return act["command"]
+    cls = _str(act.get("action_args_class")) or "action"
+    name = cls.rsplit(".", 1)[-1]
+    for suffix in ("Arguments", "Args"):
+        name = name.removesuffix(suffix)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() or "action"
+
+
+def _v4_usage(node: dict[str, Any], model: str | None) -> Usage | None:
+    """Sum the node's completions. Anthropic models report cache reads apart from prompt_tokens."""
+    comps = node.get("completions")
+    if not isinstance(comps, dict):
+        return None
+    parts = []
+    for c in comps.values():
+        u = c.get("usage") if isinstance(c, dict) else None
+        if not isinstance(u, dict):
+            continue
+        prompt = u.get("prompt_tokens")
+        cached = u.get("cached_tokens")
+        if isinstance(prompt, int) and isinstance(cached, int) and "claude" in (model or ""):
+            prompt += cached
+        parts.append(Usage.from_json({"input_tokens": prompt,
+                                      "output_tokens": u.get("completion_tokens"),
+                                      "cost": u.get("completion_cost"), "api_calls": 1}))
+    return Usage.total(parts)
+
+
+def _v4_context(ctx: dict[str, Any] | None
+                ) -> tuple[list[View], list[SymbolRef], str | None]:
+    views: list[View] = []
+    symbols: list[SymbolRef] = []
+    patches: list[str] = []
+    files = ctx.get("files") if isinstance(ctx, dict) else None
+    for f in files if isinstance(files, list) else []:
+        if not isinstance(f, dict) or not _str(f.get("file_path")):
+            continue
+        fp = f["file_path"]
+        if f.get("show_all_spans"):
+            views.append(View(fp, 1, None))
+        for s in f.get("spans") or []:
+            if isinstance(s, dict) and _str(s.get("span_id")):
+                symbols.append(SymbolRef(fp, s["span_id"]))
+        patch = _str(f.get("patch"))
+        if patch:
+            head = "" if patch.startswith("diff --git") else f"diff --git a/{fp} b/{fp}\n"
+            patches.append(head + patch if patch.endswith("\n") else head + patch + "\n")
+    return views, _dedup(symbols), "".join(patches) or None
+
+
+def numbered_views(text: str) -> list[View]:
+    """Line views from ``cat -n`` style ``N<TAB>code`` blocks under a file header.
+
+    A header is ``Here's the result of running `cat -n` on [a snippet of] F:`` (the block runs
+    while lines are numbered) or a bare path line followed by a ``````` fence (the block runs to
+    the closing fence; ``# ...`` marks a gap). Numbers are taken as printed.
+    """
+    lines = text.splitlines()
+    seen: dict[str, list[int]] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = CATN_HEADER.search(line)
+        if m:
+            f = m.group("path").strip()
+            i += 1
+            while i < len(lines) and (nm := _NUMBERED.match(lines[i])):
+                seen.setdefault(f, []).append(int(nm.group(1)))
+                i += 1
+            continue
+        if _PATH.match(line) and i + 1 < len(lines) and lines[i + 1].strip() == "```":
+            f = line.strip()
+            i += 2
+            while i < len(lines) and lines[i].strip() != "```":
+                if nm := _NUMBERED.match(lines[i]):
+                    seen.setdefault(f, []).append(int(nm.group(1)))
+                i += 1
+            i += 1
+            continue
+        i += 1
+    views: list[View] = []
+    for f, nums in seen.items():
+        for a, b in line_runs(sorted(set(n for n in nums if n >= 1))):
+            views.append(View(f, a, b))
+    return views
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _obj(value: Any, path: Path, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise AdapterError("must be an object", path=str(path), field=field)
+    return value
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _dedup(items: list[Any]) -> list[Any]:
+    return list(dict.fromkeys(items))
+
+
+def _action(name: str, args: dict[str, Any]) -> str:
+    shown = {k: v for k, v in args.items()
+             if k not in ("scratch_pad", "reasoning", "action_args_class")}
+    try:
+        return f"{name} {json.dumps(shown, ensure_ascii=False, sort_keys=True)}"
+    except (TypeError, ValueError):
+        return name
+
+
+def _spans(value: Any, key: str, release: str) -> list[SymbolRef]:
+    """``[{file_path, spans|span_ids: [...]}]`` -> Moatless span refs; a span given as
+    ``{span_id, tokens}`` (0.0.1 search results) was shown within that many tokens."""
+    out: list[SymbolRef] = []
+    for f in value if isinstance(value, list) else []:
+        if not isinstance(f, dict) or not _str(f.get("file_path")):
+            continue
+        for s in f.get(key) or []:
+            sid = s.get("span_id") if isinstance(s, dict) else s
+            budget = s.get("tokens") if isinstance(s, dict) else None
+            if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
+                budget = None
+            if _str(sid):
+                out.append(SymbolRef(f["file_path"], sid, moatless=release, budget=budget))
+    return _dedup(out)
+
+
+def _shown_after_identify(found: list[SymbolRef]) -> list[SymbolRef]:
+    """What the next prompt shows after an identify: the identified spans and, per file, the
+    spans Moatless adds to them (imports; from 0.0.2 the classes' initiation spans)."""
+    extra = [SymbolRef(r.file, IMPORT_SPANS, moatless=r.moatless) for r in found]
+    return _dedup([*found, *extra])
+
+
+def _ranked(value: Any) -> list[SymbolRef]:
+    """0.0.2 search results (their ``tokens`` is the span's size, not a budget)."""
+    out = [SymbolRef(s["file_path"], s["span_id"], moatless="0.0.2")
+           for s in (value if isinstance(value, list) else [])
+           if isinstance(s, dict) and _str(s.get("file_path")) and _str(s.get("span_id"))]
+    return _dedup(out)
+
+
+def _lines_of(obj: Any, f: str | None, span: str | None) -> tuple[int, int] | None:
+    """``(start_line, end_line)`` of an action naming the same file (and span, if given)."""
+    if not isinstance(obj, dict) or not f:
+        return None
+    if obj.get("file_path") not in (None, f):
+        return None
+    if span is not None and obj.get("span_id") not in (None, span):
+        return None
+    a, b = obj.get("start_line"), obj.get("end_line")
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) \
+            and not isinstance(b, bool) and 1 <= a <= b:
+        return a, b
+    return None
+
+
+def _final(declared: list[SymbolRef] | None) -> list[View] | None:
+    return None if declared is None else []
+

@@ -1,0 +1,241 @@
+"""ctxeval.analysis.comparison: paired comparisons on hand-made rows and end to end on the example
+runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FIXTURES
+from ctxeval.analysis.comparison import (
+    DAGGER,
+    Comparison,
+    compare_rows,
+    higher_is_better,
+    render_comparison,
+)
+from ctxeval.cli import main
+
+
+def _row(run: str, iid: str, f1: float | None, red: float | None = 0.0,
+         status: str = "ok") -> dict[str, Any]:
+    return {"instance_id": iid, "run": run, "status": status,
+            "final": {"line": {"f1": f1}},
+            "trajectory": {"redundancy": {"line": red}}}
+
+
+def _rows() -> list[dict[str, Any]]:
+    """base and two runs on i1..i4; 'good' beats base on every instance by 0.5 (line F1) and is
+    less redundant; 'mixed' has a null (i2), an error row (i3) and an instance base lacks (i5)."""
+    rows = []
+    for k, b in enumerate([0.1, 0.2, 0.3, 0.4], start=1):
+        rows.append(_row("base", f"i{k}", b, red=0.5))
+    for k, b in enumerate([0.1, 0.2, 0.3, 0.4], start=1):
+        rows.append(_row("good", f"i{k}", b + 0.5, red=0.25))
+    rows += [_row("mixed", "i1", 0.3), _row("mixed", "i2", None),
+             {"instance_id": "i3", "run": "mixed", "status": "error", "error": {"kind": "x"}},
+             _row("mixed", "i4", 0.0, status="agent_failure"), _row("mixed", "i5", 1.0)]
+    return rows
+
+
+def _by(comps: list[Comparison], metric: str, run: str) -> Comparison:
+    return next(c for c in comps if c.metric == metric and c.run == run)
+
+
+def test_compare_by_hand() -> None:
+    comps = compare_rows(_rows(), metrics=["final.line.f1", "trajectory.redundancy.line"])
+    assert [(c.metric, c.run) for c in comps] == [
+        ("final.line.f1", "good"), ("final.line.f1", "mixed"),
+        ("trajectory.redundancy.line", "good"), ("trajectory.redundancy.line", "mixed")]
+    g = _by(comps, "final.line.f1", "good")
+    assert g.baseline == "base" and (g.n_pairs, g.n_shared) == (4, 4)
+    assert g.mean_a == pytest.approx(0.75) and g.mean_b == pytest.approx(0.25)
+    assert g.diff == pytest.approx(0.5) and g.ci == pytest.approx((0.5, 0.5))
+    # d = (0.5,)*4: exact test, 2 of 16 sign vectors as extreme
+    assert g.p == 0.125
+    assert (g.wins, g.ties, g.losses) == (4, 0, 0)
+    # mixed: shares i1, i2, i4 with base (i3 is an error row, i5 base lacks); i2 null -> 2 pairs
+    m = _by(comps, "final.line.f1", "mixed")
+    assert (m.n_shared, m.n_pairs) == (3, 2)
+    assert m.mean_a == pytest.approx(0.15) and m.mean_b == pytest.approx(0.25)
+    # d = (0.2, -0.4): sums 0.2-0.4, 0.2+0.4, -0.2-0.4, -0.2+0.4 -> all |.| >= 0.2 -> p = 1
+    assert m.p == 1.0 and (m.wins, m.ties, m.losses) == (1, 0, 1)
+    # redundancy: lower is better, so 'good' (0.25 vs 0.5) wins everywhere
+    r = _by(comps, "trajectory.redundancy.line", "good")
+    assert r.higher_is_better is False and r.diff == pytest.approx(-0.25)
+    assert (r.wins, r.losses) == (4, 0) and r.p == 0.125
+    rm = _by(comps, "trajectory.redundancy.line", "mixed")
+    # pairs i1, i2, i4: mixed 0 vs base 0.5 on each -> 3 wins, p = 2/8
+    assert (rm.n_pairs, rm.wins, rm.p) == (3, 3, 0.25)
+    # Holm over the four p-values (0.125, 1, 0.125, 0.25): 0.125*4, 0.125*3 -> 0.5, 0.25*2 = 0.5,
+    # 1*1 = 1
+    assert [c.p_holm for c in comps] == pytest.approx([0.5, 1.0, 0.5, 0.5])
+    assert not any(c.significant for c in comps)
+
+
+def test_significance_and_explicit_baseline() -> None:
+    rows = []
+    for k in range(8):
+        rows.append(_row("a", f"i{k}", 0.1 * k))
+        rows.append(_row("b", f"i{k}", 0.1 * k + 0.3))
+    comps = compare_rows(rows, baseline="a", metrics=["final.line.f1"])
+    assert len(comps) == 1
+    c = comps[0]
+    # 8 equal positive differences: exact p = 2/256; one comparison, so Holm changes nothing
+    assert c.p == 2 / 256 and c.p_holm == 2 / 256 and c.significant
+    flipped = compare_rows(rows, baseline="b", metrics=["final.line.f1"])[0]
+    assert flipped.run == "a" and flipped.diff == pytest.approx(-0.3)
+    assert (flipped.wins, flipped.losses) == (0, 8)
+
+
+def test_compare_errors() -> None:
+    with pytest.raises(ValueError, match="at least two runs"):
+        compare_rows([_row("a", "i1", 0.5)])
+    with pytest.raises(ValueError, match="baseline run 'zz' not found"):
+        compare_rows(_rows(), baseline="zz")
+    with pytest.raises(ValueError, match="absent from every row"):
+        compare_rows(_rows(), metrics=["final.line.f"])
+    with pytest.raises(ValueError, match="two rows for instance"):
+        compare_rows([*_rows(), _row("good", "i1", 0.5)])
+    with pytest.raises(ValueError, match="not a number"):
+        compare_rows(_rows(), metrics=["final.line"])
+
+
+def test_null_parent_is_a_null_metric_not_an_error() -> None:
+    rows = [{"instance_id": "i", "run": r, "status": "ok", "editloc": None} for r in "ab"]
+    (c,) = compare_rows(rows, metrics=["editloc.f1"])
+    assert c.n_pairs == 0 and c.p is None and c.p_holm is None and c.ci is None
+    doc = json.loads(render_comparison([c], "json"))
+    assert doc["comparisons"][0]["mean_a"] is None
+
+
+def test_direction() -> None:
+    assert higher_is_better("final.line.f1") and higher_is_better("editloc.recall")
+    assert not higher_is_better("trajectory.redundancy.file")
+    assert not higher_is_better("usage.input_tokens") and not higher_is_better("num_steps")
+
+
+def test_render_formats() -> None:
+    rows = []
+    for k in range(8):
+        rows += [_row("a", f"i{k}", 0.1 * k, red=0.1), _row("b", f"i{k}", 0.1 * k + 0.3, red=0.1)]
+    comps = compare_rows(rows, metrics=["final.line.f1", "trajectory.redundancy.line"])
+    md = render_comparison(comps, "md")
+    # wide table: b is significantly better and best on line F1; a ties b on redundancy (both bold)
+    # b: mean of 0.1k + 0.3 over k = 0..7 = 0.35 + 0.3
+    assert f"| b | **0.650{DAGGER}** | **0.100** |" in md
+    assert "| a | 0.350 | **0.100** |" in md
+    tex = render_comparison(comps, "latex")
+    for cmd in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}"):
+        assert cmd in tex
+    assert r"\textbf{0.650}$^{\dagger}$" in tex
+    assert r"\texttt{final.line.f1}" in tex
+    assert DAGGER not in tex
+    table = render_comparison(comps, "table")
+    assert "p_holm" in table and "8/0/0" in table
+    doc = json.loads(render_comparison(comps, "json"))
+    assert doc["correction"] == "holm-bonferroni"
+    assert doc["comparisons"][0]["ci"] == pytest.approx([0.3, 0.3])
+    with pytest.raises(ValueError):
+        render_comparison(comps, "html")
+
+
+def test_latex_escapes_run_names() -> None:
+    rows = [_row("agent_a&1", "i", 0.5), _row("b%2", "i", 0.5)]
+    for r in rows:
+        r["usage"] = {"input_tokens": 1234}
+    tex = render_comparison(compare_rows(rows, metrics=["usage.input_tokens"]), "latex")
+    assert r"agent\_a\&1" in tex and r"b\%2" in tex
+    assert r"\texttt{usage.input\_tokens}" in tex
+    assert r"1234.0" in tex  # large values with one decimal
+
+
+# ------------------------------------------------------------------------------ CLI end to end
+
+
+def _evaluate(tmp_path: Path) -> Path:
+    ex = FIXTURES / "example"
+    out = tmp_path / "results.jsonl"
+    rc = main(["evaluate", "--gold", str(ex / "gold.jsonl"),
+               "--run", f"agent-a={ex / 'runs' / 'agent-a.jsonl'}",
+               "--run", f"agent-b={ex / 'runs' / 'agent-b.jsonl'}",
+               "--repos", str(ex / "repos"), "--out", str(out), "--quiet"])
+    assert rc == 0
+    return out
+
+
+def test_cli_compare_example_runs(tmp_path: Path) -> None:
+    results = _evaluate(tmp_path)
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    val = {(r["run"], r["instance_id"]): r["final"]["line"]["f1"] for r in rows}
+    out = tmp_path / "cmp.json"
+    rc = main(["compare", str(results), "--baseline", "agent-a", "--format", "json",
+               "--metrics", "final.line.f1,trajectory.auc_coverage.line,editloc.f1",
+               "--out", str(out)])
+    assert rc == 0
+    text = out.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    doc = json.loads(text)
+    assert doc["baseline"] == "agent-a"
+    c = doc["comparisons"][0]
+    assert (c["metric"], c["run"], c["n_pairs"]) == ("final.line.f1", "agent-b", 2)
+    a = [val[("agent-b", i)] for i in ("example__calc-1", "example__calc-2")]
+    b = [val[("agent-a", i)] for i in ("example__calc-1", "example__calc-2")]
+    assert c["mean_a"] == pytest.approx(sum(a) / 2) and c["mean_b"] == pytest.approx(sum(b) / 2)
+    # two pairs: exact enumeration of 4 sign vectors; the observed |sum| is the smaller of
+    # |d1 + d2| and |d1 - d2| unless both differences share a sign
+    d1, d2 = a[0] - b[0], a[1] - b[1]
+    obs = abs(d1 + d2)
+    extreme = sum(abs(s1 * d1 + s2 * d2) >= obs - 1e-12 for s1 in (1, -1) for s2 in (1, -1))
+    assert c["p"] == extreme / 4
+    assert len(doc["comparisons"]) == 3
+    # every adjusted p is at least the raw one, at most 1
+    assert all(x["p"] <= x["p_holm"] <= 1 for x in doc["comparisons"])
+
+
+def test_cli_compare_example_deterministic_and_error_rows(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    results = _evaluate(tmp_path)
+    # an extra file with an evaluator error row for agent-b's first instance
+    extra = tmp_path / "extra.jsonl"
+    lines = results.read_text().splitlines()
+    kept = [ln for ln in lines if not ('"agent-b"' in ln and "example__calc-1" in ln)]
+    results.write_text("\n".join(kept) + "\n")
+    extra.write_text(json.dumps({"instance_id": "example__calc-1", "run": "agent-b",
+                                 "status": "error", "error": {"kind": "missing_repo",
+                                                              "message": "gone"}}) + "\n")
+    capsys.readouterr()
+    assert main(["compare", str(results), str(extra), "--format", "md", "--seed", "5",
+                 "--n", "500"]) == 0
+    first = capsys.readouterr()
+    assert "1 evaluator error rows left out" in first.err
+    assert "| `final.line.f1` | agent-b | 1 |" in first.out
+    assert main(["compare", str(results), str(extra), "--format", "md", "--seed", "5",
+                 "--n", "500"]) == 0
+    assert capsys.readouterr().out == first.out
+
+
+def test_cli_compare_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = _evaluate(tmp_path)
+    assert main(["compare", str(results), "--baseline", "nobody"]) == 1
+    assert "baseline run 'nobody' not found" in capsys.readouterr().err
+    assert main(["compare", str(results), "--n", "0"]) == 2
+    assert main(["compare", str(tmp_path / "missing.jsonl")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["compare", "--help"]) == 0
+    helptext = capsys.readouterr().out
+    assert "Holm-Bonferroni" in helptext and "--baseline RUN" in helptext
+
+
+def test_cli_warns_when_presets_differ(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [dict(_row("a", "i1", 0.5), preset="strict"),
+            dict(_row("b", "i1", 0.7), preset="contextbench")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["compare", str(path), "--metrics", "final.line.f1"]) == 0
+    assert "different presets (contextbench, strict)" in capsys.readouterr().err

@@ -1,0 +1,448 @@
+"""Fault injection: what a job scheduler, a shared disk and a hurried user do to an evaluation.
+
+Each fault is applied to real evaluations of a small synthetic workload (the benchmark's
+generator: git repositories with a history, two runs) and judged against an uninterrupted run of
+the same command: the rows must come out equal as sets, with no duplicate, no torn line and no
+process left behind, or as error rows and clear exits -- never as a silently wrong row.
+``docs/reliability.md`` lists every fault tried here and what happened.
+
+"Random points" are seeded: each signal case waits for its own row count (drawn from a
+generator seeded with the case's name) before the signal is sent, so a case is reproducible;
+what is asserted does not depend on where the signal landed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, child_pids, process_alive, workload_module
+from ctxeval.cli import main
+from ctxeval.evaluation.output.outfile import LineFile, OutputBusy, lock_holder
+
+EX = FIXTURES / "example"
+ROWS = 48  # 24 instances x 2 runs
+
+
+@pytest.fixture(scope="module")
+def wl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("faults-wl")
+    workload_module().generate(out, instances=24, runs=2, repos=2, files_per_repo=12, seed=11)
+    return out
+
+
+def _argv(wl: Path, out: Path, *extra: str, jobs: int = 1) -> list[str]:
+    argv = ["evaluate", "--gold", str(wl / "gold.jsonl"), "--repos", str(wl / "repos"),
+            "--out", str(out), "-j", str(jobs)]
+    for r in sorted((wl / "runs").glob("*.jsonl")):
+        argv += ["--run", f"{r.stem}={r}"]
+    return argv + list(extra)
+
+
+def _cmd(wl: Path, out: Path, *extra: str, jobs: int = 1) -> list[str]:
+    return [sys.executable, "-m", "ctxeval", *_argv(wl, out, *extra, jobs=jobs)]
+
+
+@pytest.fixture(scope="module")
+def baseline(wl: Path, tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+    """The rows of an uninterrupted run, one per line."""
+    out = tmp_path_factory.mktemp("faults-base") / "full.jsonl"
+    subprocess.run(_cmd(wl, out, "-q", "--no-cache"), check=True, capture_output=True)
+    lines = out.read_bytes().splitlines(keepends=True)
+    assert len(lines) == ROWS
+    return lines
+
+
+def _key(line: bytes) -> tuple[str, str]:
+    row = json.loads(line)
+    return row["run"], row["instance_id"]
+
+
+def _assert_same_rows(path: Path, baseline: list[bytes]) -> None:
+    """The file holds exactly the baseline's rows (any order), each once, all lines whole."""
+    data = path.read_bytes()
+    assert data.endswith(b"\n"), "torn last line"
+    lines = data.splitlines(keepends=True)
+    keys = [_key(x) for x in lines]
+    assert len(keys) == len(set(keys)), "duplicate rows"
+    assert sorted(lines) == sorted(baseline)
+
+
+def _descendants(pid: int) -> set[int]:
+    out, todo = set(), [pid]
+    while todo:
+        for k in child_pids(todo.pop()):
+            if k not in out:
+                out.add(k)
+                todo.append(k)
+    return out
+
+
+def _assert_all_gone(pids: set[int], within: float = 15.0) -> None:
+    deadline = time.monotonic() + within
+    alive = {p for p in pids if process_alive(p)}
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = {p for p in alive if process_alive(p)}
+    assert not alive, "processes left behind: " + "; ".join(
+        f"{p} {Path(f'/proc/{p}/cmdline').read_bytes().replace(bytes(1), b' ')[:120]!r}"
+        for p in sorted(alive) if process_alive(p))
+
+
+def _lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except OSError:
+        return -1
+
+
+def _wait_for(proc: subprocess.Popen, path: Path, rows: int, seen: set[int]) -> None:
+    """Until ``path`` exists with ``rows`` whole rows (or the process ends), collecting the
+    process's descendants (the git readers) as they appear."""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        seen |= _descendants(proc.pid)
+        if _lines(path) >= rows:
+            return
+        time.sleep(0.005)
+
+
+# ------------------------------------------------------------------------------ signals
+
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+def test_a_signal_at_a_random_point_then_resume_gives_the_uninterrupted_rows(
+        wl: Path, baseline: list[bytes], tmp_path: Path, sig: signal.Signals, jobs: int) -> None:
+    at = random.Random(f"{sig.name}-{jobs}").randrange(0, ROWS - 8)
+    out = tmp_path / "out.jsonl"
+    seen: set[int] = set()
+    with subprocess.Popen(_cmd(wl, out, "-q", "--no-cache", jobs=jobs),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        _wait_for(proc, out, at, seen)
+        proc.send_signal(sig)
+        _stdout, stderr = proc.communicate(timeout=60)
+    expected = -sig if sig == signal.SIGKILL else 128 + sig
+    assert proc.returncode in (expected, 0), stderr  # 0: it finished first
+    _assert_all_gone(seen)
+    data = out.read_bytes() if out.exists() else b""  # stopped before it began: no file
+    whole = data[:data.rfind(b"\n") + 1]
+    if sig != signal.SIGKILL:
+        assert data == whole, "an interrupt left a torn line"
+    assert set(whole.splitlines(keepends=True)) <= set(baseline)
+    with subprocess.Popen(_cmd(wl, out, "--resume", "--no-cache", jobs=jobs),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        seen = _descendants(proc.pid)
+        _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert (b"dropped an unfinished last line" in stderr) == (data != whole)
+    _assert_all_gone(seen)
+    _assert_same_rows(out, baseline)
+
+
+def test_resume_repairs_a_torn_last_line(wl: Path, baseline: list[bytes], tmp_path: Path
+                                         ) -> None:
+    """A SIGKILL (or power cut) in the middle of writing a row: ``--resume`` drops the piece and
+    evaluates that row again. (On main, --resume failed on the piece: 'not valid JSON'.)"""
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"".join(baseline[:10]) + baseline[10][:57])
+    code = main([*_argv(wl, out, "--resume", "--no-cache")])
+    assert code == 0
+    _assert_same_rows(out, baseline)
+
+
+# ------------------------------------------------------------------------------ writers
+
+
+def test_a_second_writer_of_one_out_stops_at_once_naming_the_holder(
+        wl: Path, baseline: list[bytes], tmp_path: Path) -> None:
+    """Two evaluations into one --out: the second exits 1 at once, naming the file and the pid of
+    the first, and leaves the file alone; the first finishes with exactly its rows. (On main
+    both printed success and the file lost rows to torn, interleaved lines.)"""
+    out = tmp_path / "out.jsonl"
+    with subprocess.Popen(_cmd(wl, out, "-q", "--no-cache"), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as first:
+        _wait_for(first, out, 3, set())
+        first.send_signal(signal.SIGSTOP)  # holds the lock while the second one tries
+        try:
+            second = subprocess.run(_cmd(wl, out, "--no-cache"), capture_output=True,
+                                    timeout=60)
+            held = out.read_bytes()
+        finally:
+            first.send_signal(signal.SIGCONT)
+        _stdout, stderr = first.communicate(timeout=60)
+    assert second.returncode == 1
+    msg = second.stderr.decode()
+    assert str(out) in msg and f"process {first.pid}" in msg, msg
+    assert held.count(b"\n") >= 3 and held.endswith(b"\n")
+    assert first.returncode == 0, stderr
+    assert out.read_bytes() == b"".join(baseline)
+
+
+def test_the_views_sidecar_is_held_too(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "results.jsonl"
+    side = tmp_path / "results.views.jsonl"
+    with LineFile(side):
+        assert lock_holder(side) == os.getpid()
+        code = main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+                     "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--out", str(out), "--views",
+                     "-q", "--no-cache"])
+    assert code == 1
+    assert f"{side}: is being written by another evaluation (process {os.getpid()})" in \
+        capsys.readouterr().err
+    with LineFile(out) as again:  # both released
+        assert again.begin(resume=True) == 0
+
+
+def test_a_lock_is_released_however_its_holder_ends(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    code = ("from ctxeval.evaluation.output.outfile import LineFile\n"
+            f"f = LineFile({str(path)!r})\nprint(1, flush=True)\nimport time\ntime.sleep(60)\n")
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stdout.readline()
+        with pytest.raises(OutputBusy, match=f"process {proc.pid}"):
+            LineFile(path)
+        proc.kill()
+    with LineFile(path):  # the kernel dropped the lock with the process
+        pass
+
+
+def test_concurrent_evaluations_sharing_a_cache_dir_keep_entries_valid(
+        wl: Path, baseline: list[bytes], tmp_path: Path) -> None:
+    from ctxeval.truth.cache import _open_seal, decode_definitions
+
+    cache = tmp_path / "cache"
+    outs = [tmp_path / f"out{k}.jsonl" for k in range(2)]
+    procs = [subprocess.Popen(_cmd(wl, o, "-q", "--cache-dir", str(cache), jobs=2),
+                              stderr=subprocess.PIPE) for o in outs]
+    for p in procs:
+        _stdout, stderr = p.communicate(timeout=120)
+        assert p.returncode == 0, stderr
+    for o in outs:
+        _assert_same_rows(o, baseline)
+    entries = [p for p in (cache / "symbols").rglob("*") if p.is_file()]
+    assert entries and not [p for p in entries if ".tmp-" in p.name]
+    for p in entries:
+        ns, blob = p.parent.parent.name, p.parent.name + p.name
+        payload = _open_seal(f"{blob}\0{ns}".encode(), p.read_bytes())
+        assert payload is not None, p
+        decode_definitions(payload)
+    # A truncated entry is a miss, parsed again and rewritten; the rows do not change.
+    for p in entries[:3]:
+        p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+    warm = tmp_path / "warm.jsonl"
+    assert main(_argv(wl, warm, "-q", "--cache-dir", str(cache))) == 0
+    _assert_same_rows(warm, baseline)
+    stats = json.loads(warm.with_name("warm.jsonl.meta.json").read_text())
+    disk = stats["symbol_cache"]["disk_stats"]
+    assert disk["corrupt"] == 3 and disk["hits"] > 0 and disk["writes"] == 3
+
+
+# ------------------------------------------------------------------------------ repositories
+
+
+def _rows_with(wl: Path, fault, jobs: int = 1) -> Iterator[tuple[bytes, dict]]:
+    """Rows of the workload evaluated in this process, ``fault()`` called after the first."""
+    from ctxeval.evaluation.output.results import dumps_row
+    from ctxeval.evaluation.run import Evaluator, RunSpec, Summary
+    from ctxeval.truth.extraction import SymbolExtractor
+    from ctxeval.truth.gold import load_gold
+    from ctxeval.truth.repo import RepoCache
+
+    gold = load_gold([wl / "gold.jsonl"])
+    with RepoCache(wl / "repos") as repos, \
+            Evaluator(gold, repos, jobs=jobs, symbols=SymbolExtractor(incremental=True)) as ev:
+        first = True
+        for r in sorted((wl / "runs").glob("*.jsonl")):
+            for row in ev.run(RunSpec(r.stem, [str(r)]), Summary()):
+                yield dumps_row(row), row
+                if first:
+                    fault()
+                    first = False
+
+
+def _judge(rows: list[tuple[bytes, dict]], baseline: list[bytes]) -> dict[str, int]:
+    """Every row is the uninterrupted run's or an error row that says why; counts by outcome."""
+    assert len(rows) == ROWS
+    out = {"same": 0, "error": 0}
+    for line, row in rows:
+        if line in baseline:
+            out["same"] += 1
+        else:
+            assert row["status"] == "error" and row["error"]["message"], row
+            out["error"] += 1
+    return out
+
+
+def test_a_repository_removed_mid_run_gives_error_rows_never_wrong_ones(
+        wl: Path, baseline: list[bytes], tmp_path: Path) -> None:
+    repos = tmp_path / "wl"
+    shutil.copytree(wl, repos)
+    victim = repos / "repos" / "synth__repo1"
+    got = list(_rows_with(repos, lambda: shutil.rmtree(victim)))
+    counts = _judge([(line.replace(str(repos).encode(), str(wl).encode()), row)
+                     for line, row in got], baseline)
+    assert counts["error"] > 0  # the other repository's instances could not be read
+
+
+def test_a_git_cat_file_that_dies_changes_no_row(wl: Path, baseline: list[bytes]) -> None:
+    killed: list[int] = []
+
+    def kill_cat_files() -> None:
+        for pid in _descendants(os.getpid()):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"cat-file" in cmdline:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    counts = _judge(list(_rows_with(wl, kill_cat_files)), baseline)
+    assert killed and counts == {"same": ROWS, "error": 0}
+
+
+# ------------------------------------------------------------------------------ disk full
+
+
+def test_a_full_disk_stops_with_whole_lines_and_resume_finishes(
+        wl: Path, baseline: list[bytes], tmp_path: Path) -> None:
+    """The output cannot grow past a limit (RLIMIT_FSIZE: the kernel refuses the write, as on a
+    full disk): exit 1 naming the file, only whole rows kept, no process left; --resume with room
+    again completes the run."""
+    out = tmp_path / "out.jsonl"
+    limit = len(b"".join(baseline)) // 2
+
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    with subprocess.Popen(_cmd(wl, out, "--no-cache", jobs=2), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, preexec_fn=small_disk) as proc:
+        seen = _descendants(proc.pid)
+        _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert f"cannot write output: File too large: {out}".encode() in stderr, stderr
+    _assert_all_gone(seen)
+    data = out.read_bytes()
+    assert data.endswith(b"\n") and 0 < len(data) <= limit
+    assert set(data.splitlines(keepends=True)) <= set(baseline)
+    assert main(_argv(wl, out, "--resume", "-q", "--no-cache")) == 0
+    _assert_same_rows(out, baseline)
+
+
+def test_a_failed_write_is_cut_back_to_whole_lines(tmp_path: Path, monkeypatch) -> None:
+    """ENOSPC in the middle of a line (half of it written): the half is removed before the
+    error is raised, and the error names the file."""
+    import ctxeval.evaluation.output.outfile as outfile
+
+    real = os.write
+
+    def half_then_full(fd: int, data) -> int:
+        if len(data) > 4:
+            return real(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    path = tmp_path / "out.jsonl"
+    with LineFile(path) as f:
+        f.begin(resume=False)
+        f.write(b'{"a": 1}\n')
+        monkeypatch.setattr(outfile.os, "write", half_then_full)
+        with pytest.raises(OSError) as exc:
+            f.write(b'{"b": 2, "c": 3}\n')
+        monkeypatch.setattr(outfile.os, "write", real)
+    assert exc.value.errno == errno.ENOSPC and exc.value.filename == str(path)
+    assert path.read_bytes() == b'{"a": 1}\n'
+
+
+# ------------------------------------------------------------------------------ wrong files
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One file of each kind a command reads or writes."""
+    d = tmp_path_factory.mktemp("kinds")
+    results = d / "results.jsonl"
+    assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+                 "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--out", str(results), "--views",
+                 "-q", "--no-cache"]) == 0
+    report = d / "report.json"
+    assert main(["report", str(results), "--format", "json", "--out", str(report)]) == 0
+    snapshot = next((EX / "repos").iterdir())
+    return {"gold": EX / "gold.jsonl", "trajectory": EX / "runs" / "agent-a.jsonl",
+            "results": results, "views": d / "results.views.jsonl",
+            "meta": d / "results.jsonl.meta.json", "report": report,
+            "source": snapshot / "calc" / "ops.py", "repos": EX / "repos"}
+
+
+#: Each command's own input kinds (everything else is the wrong file for it).
+COMMANDS = {
+    "report": ({"results"}, lambda f, o: ["report", str(f)]),
+    "compare": ({"results"}, lambda f, o: ["compare", str(f)]),
+    "view": ({"results"}, lambda f, o: ["view", str(f), "--out", str(o / "pages")]),
+    "convert": ({"trajectory"}, lambda f, o: ["convert", str(f), "--out", str(o / "t.jsonl")]),
+    "inspect": ({"trajectory"}, lambda f, o: ["inspect", str(f)]),
+    "symbols": ({"source"}, lambda f, o: ["symbols", str(f)]),
+    "evaluate --gold": ({"gold"}, lambda f, o: [
+        "evaluate", "--gold", str(f), "--run", f"a={EX / 'runs/agent-a.jsonl'}",
+        "--repos", str(EX / "repos"), "--out", str(o / "r.jsonl"), "-q"]),
+    "evaluate --run": ({"trajectory"}, lambda f, o: [
+        "evaluate", "--gold", str(EX / "gold.jsonl"), "--run", f"a={f}",
+        "--repos", str(EX / "repos"), "--out", str(o / "r.jsonl"), "-q"]),
+    "evaluate --results": (set(), lambda f, o: [
+        "evaluate", "--gold", str(EX / "gold.jsonl"), "--run", f"a={EX / 'runs/agent-a.jsonl'}",
+        "--results", str(f), "--repos", str(EX / "repos"), "--out", str(o / "r.jsonl"), "-q"]),
+    "evaluate --repos": ({"repos"}, lambda f, o: [
+        "evaluate", "--gold", str(EX / "gold.jsonl"), "--run", f"a={EX / 'runs/agent-a.jsonl'}",
+        "--repos", str(f), "--out", str(o / "r.jsonl"), "-q"]),
+}
+KINDS = ["gold", "trajectory", "results", "views", "meta", "report", "source", "repos"]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_given_every_other_commands_files_says_so_and_fails(
+        files: dict[str, Path], tmp_path: Path, command: str, capsys) -> None:
+    own, argv = COMMANDS[command]
+    for kind in KINDS:
+        if kind in own:
+            continue
+        path = files[kind]
+        code = main(argv(path, tmp_path))
+        err = capsys.readouterr().err
+        assert code != 0, (command, kind, err)
+        assert err.startswith("ctxeval: ") and str(path) in err, (command, kind, err)
+        assert "Traceback" not in err
+
+
+def test_resume_repairs_a_torn_views_sidecar_too(tmp_path: Path) -> None:
+    """Killed while writing a views record: the record is cut, its row was never written (the
+    record goes first); --resume drops the piece and writes both again, and the pages draw."""
+    argv = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+            "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--views", "-q", "--no-cache"]
+    full = tmp_path / "full" / "results.jsonl"
+    assert main([*argv, "--out", str(full)]) == 0
+    rows = full.read_bytes().splitlines(keepends=True)
+    records = full.with_name("results.views.jsonl").read_bytes().splitlines(keepends=True)
+    assert len(rows) == len(records) == 2
+    out = tmp_path / "cut" / "results.jsonl"
+    out.parent.mkdir()
+    out.write_bytes(rows[0])
+    side = out.with_name("results.views.jsonl")
+    side.write_bytes(records[0] + records[1][:100])
+    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert out.read_bytes() == full.read_bytes()
+    assert side.read_bytes() == b"".join(records)
+    assert main(["view", str(out), "--out", str(tmp_path / "pages")]) == 0

