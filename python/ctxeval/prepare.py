@@ -16,7 +16,14 @@ from typing import Any, Literal
 from . import _core
 from .errors import PatchError
 from .extraction import SymbolExtractor
-from .moatless_spans import IMPORT_SPANS, parse_spans, shown_lines
+from .moatless_spans import (
+    IMPORT_SPANS,
+    RELATED_SPANS_CAP,
+    SpanTable,
+    expand_identified,
+    parse_spans,
+    shown_lines,
+)
 from .model import GoldInstance, SymbolRef, Trajectory, View
 from .patches import EditLocations, edit_locations
 from .paths import normalise_path
@@ -118,14 +125,10 @@ class MoatlessShown:
     unknown: list[str]
 
 
-def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
-                   refs: list[SymbolRef]) -> MoatlessShown | None:
-    """Moatless's rendering of ``refs`` (span ids of one file, one release) in the file at
-    the snapshot's commit; None when it is not a Python file that can be read (Moatless 0.0.x
-    cut only Python; the refs then resolve by name)."""
-    if not path.endswith(".py") or not refs:
+def _moatless_table(snap: RepoSnapshot, cache: LruCache | dict, path: str,
+                    version: str) -> SpanTable | None:
+    if not path.endswith(".py"):
         return None
-    version = refs[0].moatless or "0.0.1"
     key = ("moatless", snap.blob_id(path) or f"path:{path}", version)
     table = cache.get(key)
     if table is None:
@@ -134,12 +137,49 @@ def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
             return None
         table = parse_spans(data, version)
         cache[key] = table
-    selected: dict[str, int | None] = {}
-    for r in refs:
-        selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
-    names = [n for r in refs if (n := table.definition_name(r.name))]
-    unknown = [r.name for r in refs if r.name != IMPORT_SPANS and r.name not in table.spans]
-    return MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)), unknown)
+    return table
+
+
+def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
+                        groups: dict[str, list[SymbolRef]]) -> dict[str, MoatlessShown]:
+    """Moatless's rendering of one step's span ids (``groups``: per file, in the order the
+    step names the files) in the files at the snapshot's commit. Files marked with
+    :data:`IMPORT_SPANS` (an identify step) show what Moatless added to them, expanded over
+    all those files together (the token cap is on the whole context). Files that are not
+    Python or cannot be read are left out (Moatless 0.0.x cut only Python; their refs then
+    resolve by name)."""
+    tables: dict[str, SpanTable] = {}
+    for path, refs in groups.items():
+        if refs and (t := _moatless_table(snap, cache, path, refs[0].moatless or "0.0.1")):
+            tables[path] = t
+    marked = [p for p in tables if any(r.name == IMPORT_SPANS for r in groups[p])]
+    added: dict[str, list[str]] = {}
+    if marked:
+        caps = [r.budget for p in marked for r in groups[p] if r.name == IMPORT_SPANS]
+        cap = next((c for c in caps if c), RELATED_SPANS_CAP)
+        exp = expand_identified([(tables[p], [r.name for r in groups[p]]) for p in marked],
+                                tables[marked[0]].version, cap)
+        added = dict(zip(marked, exp.spans, strict=True))
+    out: dict[str, MoatlessShown] = {}
+    for path, table in tables.items():
+        refs = groups[path]
+        selected: dict[str, int | None] = {s: None for s in added.get(path, [])}
+        for r in refs:
+            if r.name != IMPORT_SPANS:
+                selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
+        names = [n for r in refs if (n := table.definition_name(r.name))]
+        unknown = [r.name for r in refs
+                   if r.name != IMPORT_SPANS and r.name not in table.spans]
+        out[path] = MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)),
+                                  unknown)
+    return out
+
+
+def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
+                   refs: list[SymbolRef]) -> MoatlessShown | None:
+    """:func:`moatless_step_shown` of one file; None when it is not a Python file that can
+    be read."""
+    return moatless_step_shown(snap, cache, {path: refs}).get(path)
 
 
 class FileTable:
@@ -294,17 +334,18 @@ class Preparer(PreparerBase):
                 moatless.setdefault(path, []).append(s)
                 continue
             table.symbol_refs.append((out, table.id(path), [s.name], s.signature))
+        readable = {p: refs for p, refs in moatless.items() if table.exists(table.id(p))}
+        shown = moatless_step_shown(table.snap, self.index_cache, readable)
         for path, refs in moatless.items():
-            self._moatless_refs(table, out, path, refs, notes)
+            self._moatless_refs(table, out, path, refs, shown.get(path), notes)
         return out
 
     def _moatless_refs(self, table: FileTable, out: dict[str, Any], path: str,
-                       refs: list[SymbolRef], notes: Notes) -> None:
+                       refs: list[SymbolRef], shown: MoatlessShown | None,
+                       notes: Notes) -> None:
         """Moatless 0.0.x span ids: the lines its renderer printed, the file (its path heads
         the printed block), and the definitions the spans start, by their signature."""
         fid = table.id(path)
-        shown = moatless_shown(table.snap, self.index_cache, path, refs) \
-            if table.exists(fid) else None
         if shown is None:
             for r in refs:
                 if r.name != IMPORT_SPANS:

