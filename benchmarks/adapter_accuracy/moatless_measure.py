@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ctxeval.adapters import ReadOptions, moatless
 from ctxeval.extraction import SymbolExtractor
+from ctxeval.moatless_spans import mark_round
 from ctxeval.repo import RepoCache
 from ctxeval.resolve import TrajectoryResolver
 
@@ -47,7 +48,8 @@ def measure(git_dir: str, scratch: Path, before: bool) -> dict[str, list[int]]:
             (t,) = moatless.read(path, ReadOptions(instance_id=run["instance_id"]))
             if before:
                 t.steps = [replace(s, symbols=[replace(r, moatless=None, budget=None)
-                                               for r in s.symbols if r.name != "<imports>"])
+                                               for r in s.symbols
+                                               if mark_round(r.name) is None])
                            for s in t.steps]
             snap = RepoCache(scratch).open(instance_id=run["instance_id"], repo=run["repo"],
                                            commit=run["base_commit"])

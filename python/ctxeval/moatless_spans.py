@@ -40,10 +40,12 @@ from typing import Any
 from .linesets import line_runs
 
 __all__ = ["IMPORT_SPANS", "RELATED_SPANS_CAP", "Block", "Expansion", "Span", "SpanTable",
-           "expand_identified", "has_tokenizer", "parse_spans", "shown_lines"]
+           "expand_identified", "expansion_mark", "has_tokenizer", "mark_round", "parse_spans",
+           "shown_lines"]
 
 #: Stands for the spans Moatless adds to the identified spans of a file before showing them
-#: (:func:`expand_identified`); its budget, when given, is the context's token cap.
+#: (:func:`expand_identified`); its budget, when given, is the context's token cap. A later
+#: identify round of the same context is marked ``<imports>#N`` (:func:`expansion_mark`).
 IMPORT_SPANS = "<imports>"
 #: The token cap of ``expand_context_with_related_spans`` when a run does not record one:
 #: 0.0.1's coding loop used its default, 8,000.
@@ -680,8 +682,22 @@ class Expansion:
     capped: bool = False
 
 
+def expansion_mark(round_: int = 0) -> str:
+    """The name marking identify round ``round_`` (0: the first) of one file context."""
+    return IMPORT_SPANS if round_ == 0 else f"{IMPORT_SPANS}#{round_}"
+
+
+def mark_round(name: str) -> int | None:
+    """The round an expansion mark names; None for a span id."""
+    if name == IMPORT_SPANS:
+        return 0
+    head, _, n = name.partition("#")
+    return int(n) if head == IMPORT_SPANS and n.isdigit() else None
+
+
 def expand_identified(files: list[tuple[SpanTable, list[str]]], version: str = "0.0.1",
-                      cap: int = RELATED_SPANS_CAP) -> Expansion:
+                      cap: int = RELATED_SPANS_CAP,
+                      context: Expansion | None = None) -> Expansion:
     """What Moatless shows after an identify, for the identified span ids of each file (in
     the order the files entered the context; all files of one release):
 
@@ -696,8 +712,15 @@ def expand_identified(files: list[tuple[SpanTable, list[str]]], version: str = "
     The related spans (:meth:`SpanTable.related`) are those of the spans present when the
     expansion starts, not of the spans it adds. The cap counts whole spans over all files;
     the expansion stops altogether at the first related span that would pass it (none is
-    added when the context already does)."""
-    cur = [list(dict.fromkeys(s for s in sel if s in t.spans)) for t, sel in files]
+    added when the context already does).
+
+    ``context``: what an earlier identify round left in the same file context (0.0.2's
+    context is shared: a later round adds its spans to it and expands all of it again);
+    ``files`` then starts with that round's files, in the same order."""
+    earlier = context.spans if context is not None else []
+    cur = [list(dict.fromkeys([*(earlier[i] if i < len(earlier) else []),
+                               *(s for s in sel if s in t.spans)]))
+           for i, (t, sel) in enumerate(files)]
     tables = [t for t, _ in files]
 
     def size() -> int:
@@ -729,7 +752,7 @@ def expand_identified(files: list[tuple[SpanTable, list[str]]], version: str = "
         elif len(cur[i]) == 1 and t.class_spans(cur[i][0]) \
                 and t.spans[cur[i][0]].initiating.sum_tokens() < cap:
             add(i, t.class_spans(cur[i][0]))
-    return Expansion(cur, capped)
+    return Expansion(cur, capped or (context is not None and context.capped))
 
 
 # -- rendering --------------------------------------------------------------------------------

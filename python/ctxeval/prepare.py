@@ -17,10 +17,11 @@ from . import _core
 from .errors import PatchError
 from .extraction import SymbolExtractor
 from .moatless_spans import (
-    IMPORT_SPANS,
     RELATED_SPANS_CAP,
+    Expansion,
     SpanTable,
     expand_identified,
+    mark_round,
     parse_spans,
     shown_lines,
 )
@@ -144,32 +145,49 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
                         groups: dict[str, list[SymbolRef]]) -> dict[str, MoatlessShown]:
     """Moatless's rendering of one step's span ids (``groups``: per file, in the order the
     step names the files) in the files at the snapshot's commit. Files marked with
-    :data:`IMPORT_SPANS` (an identify step) show what Moatless added to them, expanded over
-    all those files together (the token cap is on the whole context). Files that are not
-    Python or cannot be read are left out (Moatless 0.0.x cut only Python; their refs then
-    resolve by name)."""
+    ``moatless_spans.IMPORT_SPANS`` (an identify step) show what Moatless added to them,
+    expanded over all those files together (the token cap is on the whole context); marks
+    of later rounds (``<imports>#1``: a 0.0.2 identify after an earlier one, whose spans
+    its step lists first) expand the same context again, with that round's spans added.
+    Files that are not Python or cannot be read are left out (Moatless 0.0.x cut only
+    Python; their refs then resolve by name)."""
     tables: dict[str, SpanTable] = {}
     for path, refs in groups.items():
         if refs and (t := _moatless_table(snap, cache, path, refs[0].moatless or "0.0.1")):
             tables[path] = t
-    marked = [p for p in tables if any(r.name == IMPORT_SPANS for r in groups[p])]
+    # per file, the span ids of each identify round: those listed before its mark
+    rounds: dict[str, dict[int, list[str]]] = {}
+    caps: dict[int, int] = {}
+    for path in tables:
+        pending: list[str] = []
+        for r in groups[path]:
+            n = mark_round(r.name)
+            if n is None:
+                pending.append(r.name)
+                continue
+            rounds.setdefault(path, {})[n] = pending
+            pending = []
+            if r.budget and n not in caps:
+                caps[n] = r.budget
     added: dict[str, list[str]] = {}
-    if marked:
-        caps = [r.budget for p in marked for r in groups[p] if r.name == IMPORT_SPANS]
-        cap = next((c for c in caps if c), RELATED_SPANS_CAP)
-        exp = expand_identified([(tables[p], [r.name for r in groups[p]]) for p in marked],
-                                tables[marked[0]].version, cap)
-        added = dict(zip(marked, exp.spans, strict=True))
+    exp: Expansion | None = None
+    order: list[str] = []  # the files in the order they entered the context
+    for n in sorted({n for per in rounds.values() for n in per}):
+        order += [p for p in rounds if n in rounds[p] and p not in order]
+        exp = expand_identified([(tables[p], rounds[p].get(n, [])) for p in order],
+                                tables[order[0]].version, caps.get(n, RELATED_SPANS_CAP), exp)
+    if exp is not None:
+        added = dict(zip(order, exp.spans, strict=True))
     out: dict[str, MoatlessShown] = {}
     for path, table in tables.items():
         refs = groups[path]
         selected: dict[str, int | None] = {s: None for s in added.get(path, [])}
         for r in refs:
-            if r.name != IMPORT_SPANS:
+            if mark_round(r.name) is None:
                 selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
         names = [n for r in refs if (n := table.definition_name(r.name))]
         unknown = [r.name for r in refs
-                   if r.name != IMPORT_SPANS and r.name not in table.spans]
+                   if mark_round(r.name) is None and r.name not in table.spans]
         out[path] = MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)),
                                   unknown)
     return out
@@ -348,7 +366,7 @@ class Preparer(PreparerBase):
         fid = table.id(path)
         if shown is None:
             for r in refs:
-                if r.name != IMPORT_SPANS:
+                if mark_round(r.name) is None:
                     table.symbol_refs.append((out, fid, [r.name], r.signature))
             return
         out["files"].append(fid)

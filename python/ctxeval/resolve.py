@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .extraction import SymbolExtractor
-from .moatless_spans import IMPORT_SPANS
+from .moatless_spans import mark_round
 from .model import Step, SymbolRef, Trajectory, View
 from .placing import file_lines, place_view
 from .prepare import LruCache, moatless_step_shown
@@ -108,7 +108,7 @@ class TrajectoryResolver:
             res.unresolved_symbols.extend(f"{path}:{n}" for n in shown.unknown)
             refs = [r for r in refs if r not in group]
         for ref in refs:
-            if ref.name == IMPORT_SPANS:
+            if mark_round(ref.name) is not None:
                 continue
             path, defs = resolve_symbol(self.snap, self.symbols, ref, self.preset)
             if path is None:
