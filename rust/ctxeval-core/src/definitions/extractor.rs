@@ -10,8 +10,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use rayon::prelude::*;
 use tree_sitter::{Parser, Tree};
@@ -88,29 +87,6 @@ impl Trees {
             }
         }
         dropped
-    }
-}
-
-/// Frees what it is given on a thread of its own (`ctxeval-free`), started on first use.
-///
-/// Freeing a tree walks every node of it (`ts_subtree_release` was 9% of an extraction on the
-/// real-history benchmark); done here, the parsing threads go on to the next version meanwhile.
-/// The queue is short, so a reaper that falls behind slows the parsers down rather than
-/// holding many trees; what it still holds when the process exits is left to the OS.
-fn discard<T: Send + 'static>(garbage: T) {
-    type Garbage = Box<dyn Send>;
-    static REAPER: OnceLock<Option<SyncSender<Garbage>>> = OnceLock::new();
-    let reaper = REAPER.get_or_init(|| {
-        let (tx, rx) = sync_channel::<Garbage>(16);
-        std::thread::Builder::new()
-            .name("ctxeval-free".into())
-            .spawn(move || rx.into_iter().for_each(drop))
-            .ok()
-            .map(|_| tx)
-    });
-    let sent = reaper.as_ref().map(|tx| tx.send(Box::new(garbage)));
-    if let Some(Err(failed)) = sent {
-        drop(failed.0); // the reaper is gone: free here
     }
 }
 
@@ -250,14 +226,7 @@ impl Extractor {
                 stamp: 0,
             };
             let dropped = trees.lock().expect("tree cache").put(item.key, kept);
-            if !dropped.is_empty() {
-                discard(dropped); // outside the lock
-            }
-        } else {
-            discard(got.tree);
-        }
-        if let Some(previous) = previous {
-            discard(previous);
+            drop(dropped); // outside the lock
         }
         Ok(got.defs)
     }
@@ -312,19 +281,6 @@ impl Extractor {
         out.into_iter()
             .map(|r| r.expect("every item extracted"))
             .collect()
-    }
-}
-
-impl Drop for Extractor {
-    /// The kept trees go to the reaper: an evaluation that ends does not wait for them.
-    fn drop(&mut self) {
-        if let Some(trees) = self.trees.take() {
-            discard(
-                trees
-                    .into_inner()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
-            );
-        }
     }
 }
 
@@ -419,21 +375,6 @@ mod tests {
         // Order kept, nothing lost, and a chain within its share is left whole.
         let got = split_long_chains(vec![vec![5, 6], vec![0]], 2, &size);
         assert_eq!(got, vec![vec![5, 6], vec![0]]);
-    }
-
-    #[test]
-    fn discarded_values_are_dropped_by_the_reaper() {
-        struct Probe(std::sync::mpsc::Sender<Option<String>>);
-        impl Drop for Probe {
-            fn drop(&mut self) {
-                let name = std::thread::current().name().map(str::to_owned);
-                let _ = self.0.send(name);
-            }
-        }
-        let (tx, rx) = std::sync::mpsc::channel();
-        discard(Probe(tx));
-        let by = rx.recv_timeout(std::time::Duration::from_secs(30));
-        assert_eq!(by, Ok(Some("ctxeval-free".to_owned())));
     }
 
     #[test]
