@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import child_pids, process_alive, workload_module
-from ctxeval.evaluation.extract import ordered
+from ctxeval.evaluation.extract import ThreadExtractor, ordered
 from ctxeval.evaluation.plan import needs, plan_item
 from ctxeval.evaluation.prepare.preparer import Preparer
 from ctxeval.evaluation.run import Evaluator, RunSpec, Summary, evaluate
@@ -92,6 +92,25 @@ def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: 
     assert 2 <= len(calls) <= 1 + jobs
     assert all(name.startswith("ctxeval-extract-") for name in calls)
     assert b"".join(lines) == base
+
+
+def test_a_path_keeps_to_its_thread_unless_that_thread_is_behind() -> None:
+    """Versions of one path go to one thread (incremental re-parsing); a path moves only when
+    its thread has more bytes waiting than the least busy one plus the path's own."""
+    ex = ThreadExtractor(SymbolExtractor(), 2)
+    try:
+        first = ex._thread_of("a.py", 100)
+        assert ex._thread_of("a.py", 100) == first
+        ex._workers[first].queued = 1_000  # as if a large batch were waiting there
+        other = ex._thread_of("b.py", 100)  # a new path goes to the least busy thread
+        assert other != first
+        assert ex._thread_of("a.py", 5_000) == first  # 1,000 behind, less than the path
+        assert ex._thread_of("a.py", 100) == other  # 1,000 behind, more than the path
+        assert ex._thread_of("a.py", 100) == other  # and stays there
+    finally:
+        for w in ex._workers:
+            w.queued = 0
+        ex.close()
 
 
 def test_nothing_outlives_a_killed_evaluation(workload: Path, tmp_path: Path) -> None:

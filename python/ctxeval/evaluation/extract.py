@@ -99,6 +99,9 @@ class _Worker:
         #: batches fail too, and the score stage extracts what they miss).
         self.failed = failed
         self.queue: list[tuple[_Work, Future[None]]] = []
+        #: Bytes given to this thread and not yet extracted (read by the submitting thread to
+        #: balance the threads).
+        self.queued = 0
         self.cond = threading.Condition()
         self.closing = False
         self.thread = threading.Thread(target=self._serve, name=f"ctxeval-extract-{k}",
@@ -113,15 +116,19 @@ class _Worker:
                 if not self.queue:
                     return
                 work, self.queue = self.queue, []
+            items = [it for share, _f in work for it in share]
             try:
                 if self.failed.is_set():
                     raise RuntimeError("another extraction thread failed")
-                self.symbols.get_many([it for items, _f in work for it in items], 1)
+                self.symbols.get_many(items, 1)
             except BaseException as exc:
                 self.failed.set()
                 for _items, fut in work:
                     fut.set_exception(exc)
                 continue
+            finally:
+                with self.cond:
+                    self.queued -= sum(len(it[1]) for it in items)
             for _items, fut in work:
                 fut.set_result(None)
 
@@ -131,6 +138,7 @@ class _Worker:
             if self.closing:
                 raise RuntimeError("the extract stage is closed")
             self.queue.append((items, fut))
+            self.queued += sum(len(it[1]) for it in items)
             self.cond.notify()
         return fut
 
@@ -145,14 +153,15 @@ class ThreadExtractor:
     """Extraction on ``jobs`` background threads, each driving one native thread; :meth:`submit`
     returns at once and :meth:`collect` waits for that batch's answers.
 
-    Each path belongs to one thread (the least loaded, in bytes, when the path is first met),
-    so its versions are taken in submission order (commit order within a batch) and each is
-    re-parsed from the one before. The threads never wait for one another: a batch's share
-    that one thread finishes early does not leave it idle while another finishes its own, as
-    one call to the core over all threads would (that barrier cost ``-j 2`` a tenth of its
-    time on the real-history benchmark). Should a thread fail, the batch's blobs are simply
-    extracted by the score stage as it needs them, and later batches in the calling thread
-    (:attr:`broken` says why): the rows are the same.
+    Each path keeps to one thread, so its versions are taken in submission order (commit order
+    within a batch) and each is re-parsed from the one before; a batch's paths go out largest
+    first, and a path moves to the least busy thread when its own has more bytes waiting than
+    the other's plus the path's (it is then re-parsed there from whatever tree of it is kept:
+    the same definitions). The threads never wait for one another: one call to the core over
+    all threads per batch would leave a thread idle until the batch's longest path is done.
+    Should a thread fail, the batch's blobs are simply extracted by the score stage as it needs
+    them, and later batches in the calling thread (:attr:`broken` says why): the rows are the
+    same.
     """
 
     def __init__(self, symbols: SymbolExtractor, jobs: int) -> None:
@@ -161,19 +170,19 @@ class ThreadExtractor:
         failed = threading.Event()
         self._workers = [_Worker(symbols, k, failed) for k in range(max(jobs, 1))]
         self._owner: dict[str, int] = {}
-        self._load = [0] * len(self._workers)
         self._pending: set[tuple[str, str, str]] = set()
         self._local = LocalExtractor(symbols)
         #: Why extraction moved into the calling thread, once a background thread failed.
         self.broken: str | None = None
 
     def _thread_of(self, lang_path: str, size: int) -> int:
+        queued = [w.queued for w in self._workers]
+        least = min(range(len(queued)), key=queued.__getitem__)
         k = self._owner.get(lang_path)
-        if k is None:
-            if len(self._owner) >= OWNERS:
+        if k is None or queued[k] > queued[least] + size:
+            if k is None and len(self._owner) >= OWNERS:
                 self._owner.clear()
-            k = self._owner[lang_path] = min(range(len(self._load)), key=self._load.__getitem__)
-        self._load[k] += size
+            k = self._owner[lang_path] = least
         return k
 
     def submit(self, needs: Sequence[Need]) -> Any:
@@ -181,11 +190,14 @@ class ThreadExtractor:
             self._local.submit(needs)
             return None
         found = read_all(ordered(needs))
-        shares: list[_Work] = [[] for _ in self._workers]
+        by_path: dict[str, _Work] = {}
         for n, data in found:
-            shares[self._thread_of(n.lang_path, len(data))].append(
-                (n.blob, data, n.lang_path, n.preset))
-        futs = [w.put(share) for w, share in zip(self._workers, shares, strict=True) if share]
+            by_path.setdefault(n.lang_path, []).append((n.blob, data, n.lang_path, n.preset))
+        futs = []
+        for path, group in sorted(by_path.items(),
+                                  key=lambda kv: -sum(len(it[1]) for it in kv[1])):
+            futs.append(self._workers[self._thread_of(
+                path, sum(len(it[1]) for it in group))].put(group))
         keys = [n.key for n, _data in found]
         self._pending.update(keys)
         return futs, keys
