@@ -193,11 +193,11 @@ class ThreadExtractor:
         by_path: dict[str, _Work] = {}
         for n, data in found:
             by_path.setdefault(n.lang_path, []).append((n.blob, data, n.lang_path, n.preset))
-        futs = []
-        for path, group in sorted(by_path.items(),
-                                  key=lambda kv: -sum(len(it[1]) for it in kv[1])):
-            futs.append(self._workers[self._thread_of(
-                path, sum(len(it[1]) for it in group))].put(group))
+        sized = [(sum(len(it[1]) for it in group), path, group)
+                 for path, group in by_path.items()]
+        sized.sort(key=lambda s: -s[0])  # largest first
+        futs = [self._workers[self._thread_of(path, size)].put(group)
+                for size, path, group in sized]
         keys = [n.key for n, _data in found]
         self._pending.update(keys)
         return futs, keys
