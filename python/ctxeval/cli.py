@@ -178,10 +178,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "(results.jsonl -> results.views.jsonl), for 'ctxeval view'; the rows "
                         "stay as they are")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="threads that parse definitions while the evaluation plans and "
-                        "scores (default 1: parse in turn with the rest); the work is shared "
-                        "out by file path, so one repository keeps every thread busy; rows are "
-                        "the same and keep the input order")
+                   help="threads that parse definitions while the evaluation reads, plans "
+                        "and scores beside them (default 1); the work is shared out by file "
+                        "path, so one repository keeps every thread busy; rows are the same "
+                        "and keep the input order")
     p.add_argument("--cache-dir", metavar="D",
                    help="keep parsed definitions here across evaluations (default: "
                         "$CTXEVAL_CACHE_DIR, else the user cache directory)")
