@@ -4,15 +4,16 @@ Both extractors take the :class:`~ctxeval.evaluation.plan.Need` list of a batch 
 answers in the evaluation's :class:`~ctxeval.truth.extraction.SymbolExtractor`, where the score
 stage finds them in memory:
 
-* :class:`ThreadExtractor` (``-j N``, ``-j 1`` included) hands the bytes to N background
-  threads, each parsing on one native thread of the core, sharded **by path**: a path belongs
-  to one thread (the least loaded when it is first met), which takes its versions in order,
-  each re-parsed incrementally from the one before, so every thread has work whatever the
-  number of repositories, and no thread waits for another. Parsing and naming run in the
-  native core with the GIL released, so the calling thread reads, plans and scores the next
-  batches meanwhile (with ``-j 1`` that work, about a quarter of a cold run on the
-  real-history benchmark, no longer waits for the parse); no process is started, nothing is
-  copied between processes, and nothing can outlive the evaluation;
+* :class:`ThreadExtractor` (``-j N``, ``-j 1`` included): a reader thread reads each batch's
+  blobs from git and hands them to N background threads, each parsing on one native thread of
+  the core, sharded **by path**: a path keeps to one thread, which takes its versions in
+  order, each re-parsed incrementally from the one before, unless that thread falls behind
+  (see the class), so every thread has work whatever the number of repositories, and no
+  thread waits for another. Parsing and naming run in the native core with the GIL released,
+  so the calling thread plans and scores the next batches meanwhile (with ``-j 1`` that work,
+  about a quarter of a cold run on the real-history benchmark, no longer waits for the parse,
+  nor for git); no process is started, nothing is copied between processes, and nothing can
+  outlive the evaluation;
 * :class:`LocalExtractor` parses in the calling thread: the thread extractor's fallback, should
   a background thread fail.
 
@@ -22,6 +23,7 @@ the failure into that instance's error row.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -150,8 +152,9 @@ class _Worker:
 
 
 class ThreadExtractor:
-    """Extraction on ``jobs`` background threads, each driving one native thread; :meth:`submit`
-    returns at once and :meth:`collect` waits for that batch's answers.
+    """Extraction on ``jobs`` background threads, each driving one native thread, fed by a
+    reader thread that reads the blobs from git; :meth:`submit` returns at once and
+    :meth:`collect` waits for that batch's answers.
 
     Each path keeps to one thread, so its versions are taken in submission order (commit order
     within a batch) and each is re-parsed from the one before; a batch's paths go out largest
@@ -174,6 +177,22 @@ class ThreadExtractor:
         self._local = LocalExtractor(symbols)
         #: Why extraction moved into the calling thread, once a background thread failed.
         self.broken: str | None = None
+        #: Batches whose blobs are to be read from git, in order (None: stop).
+        self._reads: queue.SimpleQueue[tuple[list[Need], Future[list[Future[None]]]] | None] = \
+            queue.SimpleQueue()
+        self._reader = threading.Thread(target=self._read_loop, name="ctxeval-read",
+                                        daemon=True)
+        self._reader.start()
+
+    def _read_loop(self) -> None:
+        """Reads each batch's blobs from git, in order, and hands them to the threads: the
+        calling thread goes on planning meanwhile instead of waiting for git."""
+        while (job := self._reads.get()) is not None:
+            needs, handed = job
+            try:
+                handed.set_result(self._hand_out(read_all(ordered(needs))))
+            except BaseException as exc:
+                handed.set_exception(exc)
 
     def _thread_of(self, lang_path: str, size: int) -> int:
         queued = [w.queued for w in self._workers]
@@ -185,29 +204,32 @@ class ThreadExtractor:
             k = self._owner[lang_path] = least
         return k
 
-    def submit(self, needs: Sequence[Need]) -> Any:
-        if self.broken is not None:
-            self._local.submit(needs)
-            return None
-        found = read_all(ordered(needs))
+    def _hand_out(self, found: list[tuple[Need, bytes]]) -> list[Future[None]]:
         by_path: dict[str, _Work] = {}
         for n, data in found:
             by_path.setdefault(n.lang_path, []).append((n.blob, data, n.lang_path, n.preset))
         sized = [(sum(len(it[1]) for it in group), path, group)
                  for path, group in by_path.items()]
         sized.sort(key=lambda s: -s[0])  # largest first
-        futs = [self._workers[self._thread_of(path, size)].put(group)
+        return [self._workers[self._thread_of(path, size)].put(group)
                 for size, path, group in sized]
-        keys = [n.key for n, _data in found]
+
+    def submit(self, needs: Sequence[Need]) -> Any:
+        if self.broken is not None:
+            self._local.submit(needs)
+            return None
+        handed: Future[list[Future[None]]] = Future()
+        self._reads.put((list(needs), handed))
+        keys = [n.key for n in needs]
         self._pending.update(keys)
-        return futs, keys
+        return handed, keys
 
     def collect(self, ticket: Any) -> None:
         if ticket is None:
             return
-        futs, keys = ticket
+        handed, keys = ticket
         try:
-            for fut in futs:
+            for fut in handed.result():
                 fut.result()
         except Exception as exc:  # the score stage extracts what is missing
             if self.broken is None:
@@ -221,5 +243,7 @@ class ThreadExtractor:
 
     def close(self) -> None:
         """Finish what is queued and stop the background threads."""
+        self._reads.put(None)
+        self._reader.join()
         for w in self._workers:
             w.close()
