@@ -169,7 +169,6 @@ class ThreadExtractor:
 
     def __init__(self, symbols: SymbolExtractor, jobs: int) -> None:
         self.symbols = symbols
-        self.jobs = jobs
         failed = threading.Event()
         self._workers = [_Worker(symbols, k, failed) for k in range(max(jobs, 1))]
         self._owner: dict[str, int] = {}
