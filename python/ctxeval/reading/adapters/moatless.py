@@ -54,6 +54,11 @@ _NUMBERED = re.compile(r"^\s*(\d+)\t")
 _GAP = re.compile(r"^\s*#\s*\.\.\.\s*$")
 _PATH = re.compile(r"^[\w./@+-][^\s`]*$")
 _EDIT_COMMANDS = ("str_replace", "create", "insert", "undo_edit", "append")
+# recorded 0.0.2 prompts: a file is its path, then its code fenced
+_PROMPT_FILE = re.compile(r"^([^\s`<][^\n`]*)\n```[^\n]*\n(.*?)^```", re.M | re.S)
+_PROMPT_NUMBERED = re.compile(r"^(\d+)(?: (.*))?$")
+_PLACEHOLDER = re.compile(r"^\s*#\s*\.\.\.(?: (?:other|rest of the) code)?\s*$")
+_SPAN_TAG = re.compile(r"^<span id='([^']+)'>$", re.M)
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -220,12 +225,18 @@ def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
                 f = _str(out.get("file_path")) or _str(act.get("file_path")) \
                     or _str(state.get("file_path"))
                 lines = _lines_of(out, f, None)
+                # a span without lines goes to ClarifyCodeChange, whose prompt (when the run
+                # recorded it) prints the span with its line numbers: those lines were shown
+                shown = _prompt_code_lines(_next_prompt(data["transitions"], i,
+                                                        "ClarifyCodeChange"), f)
                 if f and lines:
                     step.views = edits.views(f, [lines], None)
                     planned = f
                 elif f and _str(out.get("span_id")):
                     if edits.edited(edits.key(f, None)):  # a span of the edited file
                         step.views = [View(f, None, None, post_edit=True)]
+                    elif shown:
+                        step.views = edits.views(f, shown, None)
                     else:
                         step.symbols = [SymbolRef(f, out["span_id"], moatless="0.0.2")]
                     planned = f
@@ -238,10 +249,65 @@ def _read_v2(data: dict[str, Any], path: Path) -> Trajectory:
                     # the diff shown back to the model is a view of the file as edited, as
                     # a ``git diff`` in a shell is
                     step.views = [View(f, None, None, post_edit=True)]
+            if tname != "PlanToCode" and j == len(actions) - 1:
+                # the coding prompt that follows (when recorded) shows the shared file context
+                # by span id: its spans are this step's, as a search's are the search's
+                spans = _prompt_context_spans(_next_prompt(data["transitions"], i, "PlanToCode"))
+                if spans and not any(edits.edited(edits.key(r.file, None)) for r in spans):
+                    step.symbols = _dedup([*step.symbols, *spans])
             steps.append(step)
     return Trajectory(instance_id="", steps=steps, model=model, final_context=_final(declared),
                       final_symbols=_dedup(declared) if declared is not None else None,
                       usage=Usage.total([s.usage for s in steps]))
+
+
+def _next_prompt(transitions: list[Any], i: int, name: str) -> str | None:
+    """The prompt of transition ``i + 1`` if it is a ``name`` state whose run recorded it
+    (August 2024 runs keep ``completion.input``): its last user message."""
+    if i + 1 >= len(transitions) or not isinstance(transitions[i + 1], dict) \
+            or transitions[i + 1].get("name") != name:
+        return None
+    actions = transitions[i + 1].get("actions")
+    for a in actions if isinstance(actions, list) else []:
+        completion = a.get("completion") if isinstance(a, dict) else None
+        messages = completion.get("input") if isinstance(completion, dict) else None
+        if not isinstance(messages, list):
+            continue
+        users = [m.get("content") for m in messages
+                 if isinstance(m, dict) and m.get("role") == "user"]
+        if users and isinstance(users[-1], str):
+            return users[-1]
+    return None
+
+
+def _prompt_blocks(text: str | None, tag: str) -> list[tuple[str, str]]:
+    """``(file path, body)`` of each fenced file inside ``<tag>...</tag>`` of a prompt."""
+    out: list[tuple[str, str]] = []
+    for m in re.finditer(rf"<{tag}>\n(.*?)</{tag}>", text or "", re.S):
+        for b in _PROMPT_FILE.finditer(m.group(1)):
+            out.append((b.group(1).strip(), b.group(2)))
+    return out
+
+
+def _prompt_code_lines(text: str | None, f: str | None) -> list[tuple[int, int]]:
+    """Line runs ClarifyCodeChange's ``<code>`` printed of ``f``: every numbered line but the
+    ``# ... other code`` placeholders (a signature above one was printed)."""
+    numbers: list[int] = []
+    for path, body in _prompt_blocks(text, "code"):
+        if path != f:
+            continue
+        for line in body.split("\n"):
+            m = _PROMPT_NUMBERED.match(line)
+            if m and not _PLACEHOLDER.match(m.group(2)):
+                numbers.append(int(m.group(1)))
+    return line_runs(numbers)
+
+
+def _prompt_context_spans(text: str | None) -> list[SymbolRef]:
+    """The spans a ``<file_context>`` rendered with span ids shows (``<span id='...'>``)."""
+    return _dedup([SymbolRef(path, sid, moatless="0.0.2")
+                   for path, body in _prompt_blocks(text, "file_context")
+                   for sid in _SPAN_TAG.findall(body)])
 
 
 # -- v0.4 -------------------------------------------------------------------------------------
