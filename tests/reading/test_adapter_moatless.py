@@ -538,3 +538,13 @@ def test_v001_requests_evaluated_from_moatless_rendering(tmp_path: Path) -> None
     # Session.request is credited, with its first line (already among the shown lines)
     [(sym_fid, k)] = search["symbols"]
     assert sym_fid == fid and inst["files"][fid]["symbols"][k][0] > 0
+
+
+def test_v002_recorded_prompt_lines_blank_and_placeholder() -> None:
+    # A blank line is printed as its number alone; a placeholder is not a shown line.
+    from ctxeval.reading.adapters.moatless import _prompt_code_lines
+
+    text = ("<code>\na.py\n```\n1 def f():\n2\n3     # ... other code\n4     return 1\n```\n"
+            "</code>")
+    assert _prompt_code_lines(text, "a.py") == [(1, 2), (4, 4)]
+    assert _prompt_code_lines(text, "b.py") == []

@@ -298,7 +298,7 @@ def _prompt_code_lines(text: str | None, f: str | None) -> list[tuple[int, int]]
             continue
         for line in body.split("\n"):
             m = _PROMPT_NUMBERED.match(line)
-            if m and not _PLACEHOLDER.match(m.group(2)):
+            if m and not _PLACEHOLDER.match(m.group(2) or ""):  # a bare number: a blank line
                 numbers.append(int(m.group(1)))
     return line_runs(numbers)
 
