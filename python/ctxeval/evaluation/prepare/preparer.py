@@ -193,13 +193,6 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
     return out
 
 
-def moatless_shown(snap: RepoSnapshot, cache: LruCache | dict, path: str,
-                   refs: list[SymbolRef]) -> MoatlessShown | None:
-    """:func:`moatless_step_shown` of one file; None when it is not a Python file that can
-    be read."""
-    return moatless_step_shown(snap, cache, {path: refs}).get(path)
-
-
 class FileTable:
     """Dense file ids for one instance, with each existing file's line index and definitions.
 
