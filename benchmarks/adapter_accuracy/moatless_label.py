@@ -43,21 +43,17 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from moatless_spans import MOATLESS_PRELUDE  # noqa: E402 (benchmarks/, beside this folder)
+
 MANIFEST = HERE / "moatless_manifest.json"
 LABELS = HERE / "moatless_labels.json"
 
 _PROGRAM = r'''
 import json, os, re, sys, types
 site, version, root, steps = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-sys.path.insert(0, site)
-stub = types.ModuleType("moatless")
-stub.__path__ = [os.path.join(site, "moatless")]
-sys.modules["moatless"] = stub
-import bpe_openai
-enc = bpe_openai.get_encoding("cl100k_base")
-import moatless.codeblocks.parser.parser as parser_module
-parser_module.get_tokenizer = lambda: (lambda s: enc.encode(s, allowed_special="all"))
-from moatless.file_context import FileContext
+''' + MOATLESS_PRELUDE + r'''from moatless.file_context import FileContext
 from moatless.repository import FileRepository
 
 def numbered(text):
