@@ -188,25 +188,21 @@ class SpanTable:
                     found.add(nodes[p].span.span_id)
             if b.parent is not None and b.parent.kind == "class":
                 found.add(span_id)
-                found |= {c.span.span_id for c in b.parent.children
-                          if c.span is not None and c.span.kind == "init"}
+                found.update(_init_span_ids(b.parent))
         found |= {i for i, sp in self.spans.items()
                   if sp.initiating.kind == "module" and sp.kind == "init"}
         return [i for i in self.spans if i in found]
 
     def import_spans(self) -> list[str]:
         """The initiation spans of the module's import blocks."""
-        return list(dict.fromkeys(c.span.span_id for c in self.module.children
-                                  if c.kind == "import" and c.span is not None
-                                  and c.span.kind == "init"))
+        return _init_span_ids(self.module, "import")
 
     def class_init_spans(self, span_id: str) -> list[str]:
         """The initiation spans (header, constructor) of the class a span starts, if any."""
         span = self.spans.get(span_id)
         if span is None or span.initiating.kind != "class":
             return []
-        return list(dict.fromkeys(c.span.span_id for c in span.initiating.children
-                                  if c.span is not None and c.span.kind == "init"))
+        return _init_span_ids(span.initiating)
 
     def class_spans(self, span_id: str) -> list[str]:
         """Every span of the class a span starts (its own and its blocks'), when it starts a
@@ -233,6 +229,14 @@ class SpanTable:
 # -- tokens -----------------------------------------------------------------------------------
 
 @cache
+def _init_span_ids(block: Block, kind: str | None = None) -> list[str]:
+    """The initiation spans of ``block``'s children (of that kind when given), each once, in
+    document order."""
+    return list(dict.fromkeys(c.span.span_id for c in block.children
+                              if c.span is not None and c.span.kind == "init"
+                              and (kind is None or c.kind == kind)))
+
+
 def _encoder() -> Callable[[str], int] | None:
     with warnings.catch_warnings():  # it loads its vocabulary with a deprecated resources call
         warnings.simplefilter("ignore", DeprecationWarning)
