@@ -18,6 +18,13 @@ def _usage(traj: Trajectory) -> Usage | None:
     return traj.usage or Usage.total([s.usage for s in traj.steps])
 
 
+def _read_warnings(traj: Trajectory | None) -> list[str]:
+    """What the adapter guessed, skipped or coerced while reading the trajectory
+    (``extra["read_warnings"]``): a row says how its instance was read."""
+    found = traj.extra.get("read_warnings") if traj is not None else None
+    return [w for w in found if isinstance(w, str)] if isinstance(found, list) else []
+
+
 def make_row(gold: GoldInstance, traj: Trajectory | None, run: str, preset: str, final_policy: str,
          notes: Notes, metrics: dict[str, Any], status: str, pred_file: str | None,
          reason: str | None = None, resolved: bool | None = None) -> dict[str, Any]:
@@ -56,8 +63,9 @@ def make_row(gold: GoldInstance, traj: Trajectory | None, run: str, preset: str,
     row["unresolved_paths"] = sorted(set(notes.unresolved_paths))
     row["unresolved_symbols"] = sorted(set(notes.unresolved_symbols))
     row["unplaced_lines"] = notes.unplaced_lines
-    if notes.warnings:
-        row["warnings"] = notes.warnings
+    warnings = [*notes.warnings, *_read_warnings(traj)]
+    if warnings:
+        row["warnings"] = warnings
     if pred_file is not None:
         row["pred_file"] = pred_file
     if traj is not None and gold.instance_id != traj.instance_id:
