@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .analysis.comparison import DEFAULT_METRICS, Comparison, compare_rows, render_comparison
+from .analysis.comparison import Comparison, compare_rows, render_comparison
 from .analysis.reports import Report, build_exploration, build_leaderboard, load_rows, render
 from .evaluation.output.results import read_rows
 from .evaluation.pipeline import RunSpec, Summary
@@ -152,10 +152,12 @@ def report(results: Rows | Paths, *, view: str = "leaderboard", by: str | None =
 
 
 def compare(results: Rows | Paths, *, baseline: str | None = None,
-            metrics: Sequence[str] = DEFAULT_METRICS, n: int = 10000, seed: int = 0,
+            metrics: Sequence[str] | None = None, n: int = 10000, seed: int = 0,
             level: float = 0.95, alpha: float = 0.05) -> list[Comparison]:
     """Paired comparison of every run with ``baseline`` on the instances they share:
-    bootstrap intervals, randomization tests, Holm–Bonferroni; see ``ctxeval compare``.
+    bootstrap intervals, randomization tests (McNemar's for resolved), Holm–Bonferroni, effect
+    sizes; see ``ctxeval compare``. ``metrics`` default: ``DEFAULT_METRICS``, and ``resolved``
+    where the rows record it.
     Render with :func:`ctxeval.analysis.comparison.render_comparison`."""
     return compare_rows(_rows(results), baseline=baseline, metrics=metrics, n=n, seed=seed,
                         level=level, alpha=alpha)

@@ -15,12 +15,8 @@ import pytest
 
 from conftest import FIXTURES
 from ctxeval.analysis import stats
-from ctxeval.analysis.outcome import (
-    DEFAULT_METRICS,
-    metric_correlations,
-    outcome_table,
-    resolve_metrics,
-)
+from ctxeval.analysis.correlations import metric_correlations
+from ctxeval.analysis.outcome import DEFAULT_METRICS, outcome_table, resolve_metrics
 from ctxeval.analysis.reports import FORMATS, build_outcome, render
 from ctxeval.cli import main
 

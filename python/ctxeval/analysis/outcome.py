@@ -20,9 +20,8 @@ agent failures are scored rows like any other. When the association statistics a
 they are null with a ``reason``: ``"absent"`` (no row has the metric), ``"n < 5"``, ``"all
 resolved"``, ``"none resolved"``, ``"constant metric"``.
 
-:func:`metric_correlations` gives Spearman's ρ between every two metrics over the rows where
-both are defined: which metrics measure the same thing. The arithmetic is the native core's
-(:mod:`ctxeval.analysis.stats`, ``docs/statistics.md``).
+Which metrics measure the same thing is :mod:`ctxeval.analysis.correlations`'. The arithmetic
+is the native core's (:mod:`ctxeval.analysis.stats`, ``docs/statistics.md``).
 """
 
 from __future__ import annotations
@@ -39,10 +38,9 @@ from . import stats
 
 __all__ = [
     "DEFAULT_METRICS",
-    "Correlations",
     "OutcomeEntry",
     "OutcomeTable",
-    "metric_correlations",
+    "RunCounts",
     "numeric_leaves",
     "outcome_table",
     "resolve_metrics",
@@ -74,7 +72,7 @@ def _is_pattern(metric: str) -> bool:
     return bool(_PATTERN_CHARS & set(metric))
 
 
-def _number(v: Any) -> float | None:
+def number(v: Any) -> float | None:
     """A finite number as float; None, booleans, text and non-finite values are not values."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
@@ -82,7 +80,9 @@ def _number(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _is_error(row: Mapping[str, Any]) -> bool:
+def is_error(row: Mapping[str, Any]) -> bool:
+    """An evaluator error row (``status: error``, or an ``error`` key in a row of the
+    ContextBench evaluator, which has no status): left out of every statistic."""
     status = row.get("status")
     return status == "error" or (status is None and row.get("error") is not None)
 
@@ -126,7 +126,7 @@ def resolve_metrics(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] | 
             if leaves is None:
                 found: dict[str, None] = {}
                 for r in rows:
-                    if not _is_error(r):
+                    if not is_error(r):
                         found.update(dict.fromkeys(numeric_leaves(r)))
                 leaves = sorted(found)
             hits = [p for p in leaves if fnmatch.fnmatchcase(p, item) and p not in out]
@@ -134,7 +134,7 @@ def resolve_metrics(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] | 
                 unmatched.append(item)
             out += hits
         elif item not in out:
-            if default and not any(_has_path(r, item) for r in rows if not _is_error(r)):
+            if default and not any(_has_path(r, item) for r in rows if not is_error(r)):
                 unmatched.append(item)
                 continue
             out.append(item)
@@ -234,7 +234,7 @@ def outcome_table(rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str] |
     pending: list[tuple[str, str, int, int, bool]] = []  # run, metric, n_null, n_unlabelled, absent
     items: list[tuple[list[float], list[bool]]] = []
     for run, members in _by_run(rows).items():
-        scored = [r for r in members if not _is_error(r)]
+        scored = [r for r in members if not is_error(r)]
         labelled = [(r, lab) for r in scored if (lab := _label(r)) is not None]
         runs.append(RunCounts(run, len(scored), len(labelled),
                               sum(1 for _, lab in labelled if lab), len(members) - len(scored)))
@@ -243,7 +243,7 @@ def outcome_table(rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str] |
             labels: list[bool] = []
             nulls = 0
             for r, lab in labelled:
-                v = _number(field_value(r, metric))  # type: ignore[arg-type]
+                v = number(field_value(r, metric))  # type: ignore[arg-type]
                 if v is None:
                     nulls += 1
                 else:
@@ -264,46 +264,3 @@ def outcome_table(rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str] |
             mean_fail=g["mean_fail"], r_p_holm=ph, n_null=0 if absent else nulls,
             n_unlabelled=unlabelled, reason="absent" if absent else g["reason"]))
     return OutcomeTable(entries, runs, paths, unmatched, resamples, level, seed, bins)
-
-
-# ------------------------------------------------------------------------------ correlations
-
-
-@dataclass(frozen=True, slots=True)
-class Correlations:
-    """Spearman's ρ between every two metrics, pooled over rows (each pair over the rows where
-    both are defined): ``rho[i][j]``, its two-sided p-value ``p[i][j]``, the pairs ``n[i][j]``
-    and, where ρ is null, why (``reason[i][j]``: ``"n < 5"``, ``"constant metric"``)."""
-
-    metrics: list[str]
-    rho: list[list[float | None]]
-    p: list[list[float | None]]
-    n: list[list[int]]
-    reason: list[list[str | None]]
-    rows: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"method": "spearman", "pooled_rows": self.rows, "metrics": list(self.metrics),
-                "rho": self.rho, "p": self.p, "n": self.n, "reason": self.reason}
-
-
-def metric_correlations(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str], *,
-                        min_n: int = MIN_N) -> Correlations:
-    """Spearman's ρ between every two of ``metrics`` over the scored rows of every run
-    (evaluator errors left out; ``resolved`` counts as 0/1 when named)."""
-    scored = [r for r in rows if not _is_error(r)]
-
-    def value(r: Mapping[str, Any], m: str) -> float | None:
-        v = field_value(r, m)  # type: ignore[arg-type]
-        if isinstance(v, bool):
-            return 1.0 if v else 0.0
-        return _number(v)
-
-    columns = [[value(r, m) for r in scored] for m in metrics]
-    cells = _core.stats_spearman_matrix(columns, min_n)
-    k = len(metrics)
-
-    def grid(i: int) -> list[Any]:
-        return [[cells[a * k + b][i] for b in range(k)] for a in range(k)]
-
-    return Correlations(list(metrics), grid(0), grid(1), grid(2), grid(3), len(scored))

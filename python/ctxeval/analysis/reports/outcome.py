@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..outcome import Correlations, OutcomeTable, metric_correlations, outcome_table
+from ..correlations import Correlations, metric_correlations
+from ..correlations import note as correlation_note
+from ..outcome import OutcomeTable, outcome_table
 from .table import Cell, Column, Report, Row, Table
 
 COLUMNS: tuple[Column, ...] = (
@@ -98,10 +100,7 @@ def _correlation_table(c: Correlations) -> Table:
                         {str(j + 1): Cell(c.rho[i][j], c.n[i][j])
                          for j in range(len(c.metrics))}))
     return Table("correlations", "Spearman correlation between metrics", [("metric", "metric")],
-                 cols, rows, mark_best=False,
-                 notes=[f"Spearman's rho over the {c.rows} scored rows of every run, each pair "
-                        "over the rows where both metrics are defined; '-': fewer than 5 pairs or "
-                        "a constant metric; columns are numbered as the rows"])
+                 cols, rows, mark_best=False, notes=[correlation_note(c)])
 
 
 def _plural(k: int, word: str) -> str:
