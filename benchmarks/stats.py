@@ -29,10 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import stats_oracle as oracle  # noqa: E402
-
-from ctxeval import _core  # noqa: E402
-from ctxeval.analysis import stats  # noqa: E402
+import stats_oracle as oracle
+from ctxeval import _core
+from ctxeval.analysis import stats
 
 
 def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:

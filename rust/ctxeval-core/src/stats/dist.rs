@@ -174,6 +174,31 @@ pub fn binom_cdf(k: u64, n: u64, p: f64) -> f64 {
     betainc((n - k) as f64, (k + 1) as f64, 1.0 - p)
 }
 
+/// Largest n for which [`binom_cdf_half`] sums binomial coefficients exactly (Σ C(n, i) ≤ 2^n
+/// stays below 2^127).
+pub const EXACT_HALF_N: u64 = 126;
+
+/// P(X ≤ k) for X ~ Binomial(n, ½): for n ≤ [`EXACT_HALF_N`], Σ_{i≤k} C(n, i) / 2^n from the
+/// exact integer sum (one rounding), else [`binom_cdf`].
+pub fn binom_cdf_half(k: u64, n: u64) -> f64 {
+    if k >= n {
+        return 1.0;
+    }
+    if n > EXACT_HALF_N {
+        return binom_cdf(k, n, 0.5);
+    }
+    // Pascal's row n by additions only: every entry and the partial sum fit in a u128.
+    let mut row = vec![0u128; n as usize + 1];
+    row[0] = 1;
+    for m in 1..=n as usize {
+        for i in (1..=m).rev() {
+            row[i] += row[i - 1];
+        }
+    }
+    let total: u128 = row[..=k as usize].iter().sum();
+    total as f64 * 2f64.powi(-(n as i32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +239,14 @@ mod tests {
         // P(X <= 3; 12, 0.5) = (1 + 12 + 66 + 220) / 4096 = 299 / 4096
         assert!(close(binom_cdf(3, 12, 0.5), 299.0 / 4096.0, 1e-13));
         assert_eq!(binom_cdf(5, 5, 0.5), 1.0);
+        assert_eq!(binom_cdf_half(3, 12), 299.0 / 4096.0);
+        assert_eq!(binom_cdf_half(0, 1), 0.5);
+        assert_eq!(binom_cdf_half(7, 7), 1.0);
+        // the exact sum and the incomplete beta function agree where both apply
+        for (k, n) in [(40, 100), (3, 126), (60, 126)] {
+            assert!(close(binom_cdf_half(k, n), binom_cdf(k, n, 0.5), 1e-12));
+        }
+        assert_eq!(binom_cdf_half(300, 1000), binom_cdf(300, 1000, 0.5));
         assert_eq!(correlation_p(1.0, 10), Some(0.0));
         assert_eq!(correlation_p(0.5, 2), None);
         assert!(close(correlation_p(0.0, 10).unwrap(), 1.0, 1e-15));
