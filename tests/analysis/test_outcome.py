@@ -216,6 +216,21 @@ def test_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in hand_rows()))
     assert main(["report", str(path), "--view", "outcome", "--bins", "0"]) == 2
     assert "--bins: must be at least 1, got 0" in capsys.readouterr().err
+    assert main(["report", str(path), "--view", "outcome", "--by", "language"]) == 2
+    assert "--by does not split the outcome view" in capsys.readouterr().err
+
+
+def test_rows_without_any_resolved_status_say_so(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{k: v for k, v in r.items() if k != "resolved"} for r in hand_rows()]
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    assert main(["report", str(path), "--view", "outcome", "--resamples", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "no row records a resolved status" in out and "--results" in out
+    t = outcome_table(rows, resamples=10)
+    assert all(e.n == 0 and e.reason == "n < 5" for e in t.entries)
+    assert all(e.n_unlabelled > 0 for e in t.entries)
 
 
 # ------------------------------------------------------------------------------ real rows

@@ -40,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "html" and not args.out:
         print("ctxeval: --format html needs --out FILE", file=sys.stderr)
         return EXIT_USAGE
+    if args.view == "outcome" and args.by and args.format != "html":
+        print("ctxeval: --by does not split the outcome view (each run is one population); "
+              "give each group's rows as a run of its own", file=sys.stderr)
+        return EXIT_USAGE
     cost = _cost_options(args)
     try:
         rows = load_rows(args.results)

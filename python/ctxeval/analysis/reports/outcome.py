@@ -109,6 +109,10 @@ def _plural(k: int, word: str) -> str:
 
 def _notes(t: OutcomeTable) -> list[str]:
     notes = []
+    if not any(r.labelled for r in t.runs):
+        notes.append("no row records a resolved status: give the benchmark's report to "
+                     "'ctxeval evaluate --results' (SWE-bench harness or sb-cli reports, "
+                     "run summaries with resolved ids)")
     for r in t.runs:
         line = (f"run {r.run}: {_plural(r.scored, 'scored row')}, {r.labelled} with a resolved "
                 f"status ({r.resolved} resolved")
