@@ -135,3 +135,23 @@ def test_fsum_and_lgamma_are_pythons() -> None:
         assert _core.stats_fsum(vals) == math.fsum(vals)
     for x in (1e-10, 0.1, 0.5, 1.5, 2.5, 3.0, 7.25, 10.0, 101.5, 2500.5, 1e6, 1e15):
         assert _core.stats_ln_gamma(x) == pytest.approx(math.lgamma(x), rel=4e-15, abs=1e-15)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(_levels, st.booleans()), min_size=5, max_size=40),
+       st.integers(0, 10**6))
+def test_intervals_hold_their_estimate(items: list[tuple[float, bool]], seed: int) -> None:
+    """The percentile intervals hold their estimate: the mean's, and AUROC's whenever both
+    classes are present (the resampled AUROCs average to the estimate itself)."""
+    v, lab = [x for x, _ in items], [y for _, y in items]
+    lo, hi = stats.bootstrap_ci(v, n=500, seed=seed)  # type: ignore[misc]
+    m = stats.mean(v)
+    if len(set(v)) == 1:  # the interval is the value itself; the mean may round off it
+        assert lo == hi == v[0] and m == pytest.approx(v[0])
+    else:
+        assert m is not None and lo <= m <= hi
+    est = stats.auroc(v, lab)
+    got = stats.auroc_ci(v, lab, n=500, seed=seed)
+    assert (est is None) == (got is None)
+    if got is not None:
+        assert got[0] <= est <= got[1]  # type: ignore[operator]
