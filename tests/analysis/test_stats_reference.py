@@ -68,14 +68,41 @@ def test_pearson_and_spearman(case: dict[str, Any]) -> None:
 def test_point_biserial_and_auroc(case: dict[str, Any]) -> None:
     labels = [bool(x) for x in case["labels"]]
     got = stats.point_biserial(case["values"], labels)
-    if case["r"] is None:
-        assert got.r is None and got.reason == "constant metric"
+    if case["r"] is None:  # scipy's NaN: null, with the reason
+        want = ("all resolved" if all(labels) else "none resolved" if not any(labels)
+                else "constant metric")
+        assert got.r is None and got.p is None and got.reason == want
     else:
         assert got.r == pytest.approx(case["r"], abs=R_ABS)
         _p(got.p, case["p"])
     auroc = stats.auroc(case["values"], labels)
     assert auroc == pytest.approx(case["auroc"], abs=1e-15) if case["auroc"] is not None \
         else auroc is None
+
+
+def test_outcome_view_nulls_where_scipy_has_nan() -> None:
+    """The reference's edge cases as rows of the outcome view: where scipy answers NaN (all
+    resolved, none resolved, a constant metric) or the sample is below five, the view gives
+    null with the reason; elsewhere scipy's r and p."""
+    rows = []
+    for k, case in enumerate(REF["point_biserial"]):
+        for j, (v, lab) in enumerate(zip(case["values"], case["labels"], strict=True)):
+            rows.append({"instance_id": f"i{j}", "run": f"case{k}", "status": "ok",
+                         "final": {"line": {"coverage": v}}, "resolved": bool(lab)})
+    t = outcome_table(rows, metrics=["final.line.coverage"], resamples=100)
+    for k, case in enumerate(REF["point_biserial"]):
+        e = next(x for x in t.entries if x.run == f"case{k}")
+        labels = case["labels"]
+        if len(labels) < 5:
+            assert e.reason == "n < 5" and e.r is None and e.auroc is None
+        elif case["r"] is None:
+            assert e.reason in ("all resolved", "none resolved", "constant metric")
+            assert e.r is None and e.r_p is None and e.auroc is None and e.auroc_ci is None
+        else:
+            assert e.reason is None
+            assert e.r == pytest.approx(case["r"], abs=R_ABS)
+            _p(e.r_p, case["p"])
+            assert e.auroc == pytest.approx(case["auroc"], abs=1e-15)
 
 
 @pytest.mark.parametrize("case", REF["mcnemar"], ids=lambda c: f"{c['b']}-{c['c']}")

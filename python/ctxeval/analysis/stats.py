@@ -277,8 +277,11 @@ def pearson(x: Sequence[float | None], y: Sequence[float | None]) -> Correlation
 def point_biserial(values: Sequence[float | None], labels: Sequence[bool | None]
                    ) -> Correlation:
     """The point-biserial correlation of a metric with resolution: Pearson's r of the values
-    and the labels as 0/1 (instances without a value or a label left out)."""
+    and the labels as 0/1 (instances without a value or a label left out). Null with the
+    reason ``"n < 2"``, ``"all resolved"``, ``"none resolved"`` or ``"constant metric"``."""
     v, lab = _labelled(values, labels)
+    if len(v) >= 2 and (all(lab) or not any(lab)):
+        return Correlation(None, None, len(v), "all resolved" if lab[0] else "none resolved")
     return _correlation(_core.stats_pearson(v, [1.0 if x else 0.0 for x in lab]))
 
 
