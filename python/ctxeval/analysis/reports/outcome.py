@@ -127,7 +127,7 @@ def _notes(t: OutcomeTable) -> list[str]:
         f"AUROC: the probability that a resolved instance has the higher value, ties counted "
         f"half (below 0.5: lower values go with resolution); [lo, hi]: {t.level:.0%} stratified "
         f"percentile bootstrap, {t.resamples} resamples, seed {t.seed}")
-    notes.append("r: point-biserial correlation with resolution; p: two-sided (Student's t, "
+    notes.append("point-biserial correlation r with resolution; p: two-sided (Student's t, "
                  "n - 2 degrees of freedom); p Holm: adjusted over every run and metric shown")
     notes.append("null statistics: absent (no row has the metric), n < 5, all resolved, none "
                  "resolved, constant metric; null values (e.g. the first gold step when the gold "
