@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..outcome import OutcomeTable
     from .leaderboard import CostOptions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
               "give each group's rows as a run of its own", file=sys.stderr)
         return EXIT_USAGE
     cost = _cost_options(args)
+    outcome = None
     try:
         rows = load_rows(args.results)
         if args.format == "html":
@@ -54,13 +56,13 @@ def run(args: argparse.Namespace) -> int:
         elif args.view == "exploration":
             text = render(build_exploration(rows, by=args.by), args.format, ci=args.ci)
         elif args.view == "outcome":
-            text = _outcome(rows, args)
+            text, outcome = _outcome(rows, args)
         else:
             report = build_leaderboard(rows, by=args.by, metrics=args.metrics,
                                        micro=args.micro, ci=args.ci, cost=cost)
             text = render(report, args.format, ci=args.ci)
         if args.plots:
-            written = write_plots(rows, args.plots, cost)
+            written = write_plots(rows, args.plots, cost, outcome=outcome)
             print(f"wrote {len(written)} plot files to {args.plots}", file=sys.stderr)
     except CtxevalError as exc:
         print(f"ctxeval: {exc}", file=sys.stderr)
@@ -79,14 +81,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _outcome(rows: list, args: argparse.Namespace) -> str:
-    """The outcome view as text; its AUROC intervals are always shown."""
+def _outcome(rows: list, args: argparse.Namespace) -> tuple[str, OutcomeTable | None]:
+    """The outcome view as text (its AUROC intervals always shown), and its statistics for the
+    plots."""
     from . import render
     from .outcome import build_outcome
 
     report = build_outcome(rows, metrics=args.metrics, resamples=args.resamples, seed=args.seed,
                            bins=args.bins)
-    return render(report, args.format, ci=True)
+    return render(report, args.format, ci=True), report.outcome
 
 
 def _wrap(text: str) -> str:

@@ -224,13 +224,15 @@ def svg_text(fig: Any, name: str) -> str:
 
 
 def write_plots(rows: Sequence[dict[str, Any]], out_dir: str | Path,
-                cost: CostOptions | None = None) -> list[Path]:
-    """Write every figure as PNG and SVG into ``out_dir``; returns the files written."""
+                cost: CostOptions | None = None, outcome: OutcomeTable | None = None
+                ) -> list[Path]:
+    """Write every figure as PNG and SVG into ``out_dir``; returns the files written.
+    ``outcome``: the outcome view already computed (its metrics and seed are drawn)."""
     mpl = _matplotlib()
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fig in figures(rows, cost).items():
+    for name, fig in figures(rows, cost, outcome=outcome).items():
         for ext in ("png", "svg"):
             path = d / f"{name}.{ext}"
             with mpl.rc_context({"svg.hashsalt": name}):
