@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from fractions import Fraction
 from itertools import compress, product
 from operator import mul
 
@@ -131,11 +132,24 @@ def midranks(values: list[float]) -> list[float]:
 
 
 def pearson(x: list[float], y: list[float]) -> float | None:
+    """Pearson's r in exact rational arithmetic (r² exactly, one rounding, then its root)."""
     n = len(x)
     if n < 2 or len(set(x)) == 1 or len(set(y)) == 1:
         return None
-    mx, my = math.fsum(x) / n, math.fsum(y) / n
-    sxy = math.fsum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
-    sxx = math.fsum((a - mx) ** 2 for a in x)
-    syy = math.fsum((b - my) ** 2 for b in y)
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+    fx, fy = [Fraction(a) for a in x], [Fraction(b) for b in y]
+    mx, my = sum(fx) / n, sum(fy) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(fx, fy, strict=True))
+    sxx = sum((a - mx) ** 2 for a in fx)
+    syy = sum((b - my) ** 2 for b in fy)
+    return math.copysign(math.sqrt(float(sxy * sxy / (sxx * syy))), sxy)
+
+
+def cohens_dz(d: list[float]) -> float | None:
+    """mean(d) / sd(d) (n - 1) in exact rational arithmetic: d_z² exactly, then its root."""
+    n = len(d)
+    if n < 2 or len(set(d)) == 1:
+        return None
+    fd = [Fraction(x) for x in d]
+    m = sum(fd) / n
+    var = sum((x - m) ** 2 for x in fd) / (n - 1)
+    return math.copysign(math.sqrt(float(m * m / var)), m) if m else 0.0

@@ -155,3 +155,15 @@ def test_intervals_hold_their_estimate(items: list[tuple[float, bool]], seed: in
     assert (est is None) == (got is None)
     if got is not None:
         assert got[0] <= est <= got[1]  # type: ignore[operator]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(_values, _values), max_size=30))
+def test_cohens_dz(pairs: list[tuple[float, float]]) -> None:
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    got, why = stats.cohens_dz(a, b)
+    want = oracle.cohens_dz([x - y for x, y in pairs])
+    if want is None:
+        assert got is None and why in ("n < 2", "constant differences")
+    else:
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-12) and why is None

@@ -26,8 +26,22 @@ fn constant(v: &[f64]) -> bool {
     v.iter().all(|&x| x == v[0])
 }
 
-/// Pearson's r over the pairs (x_i, y_i): Σ dx dy / √(Σ dx² Σ dy²) about the means, every sum
-/// exactly rounded; clamped to [−1, 1]. Undefined below two pairs or when a side is constant
+/// Deviations from the mean divided by the largest of them: r does not change with the scale,
+/// and in [−1, 1] neither the squares underflow (values near 1e-300) nor overflow (near 1e300).
+/// A sample that is not constant has a non-zero largest deviation.
+pub(crate) fn scaled_deviations(v: &[f64]) -> Vec<f64> {
+    let m = fsum(v.iter().copied()) / v.len() as f64;
+    let d: Vec<f64> = v.iter().map(|x| x - m).collect();
+    let top = d.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+    if top > 0.0 && top.is_finite() {
+        d.iter().map(|x| x / top).collect()
+    } else {
+        d
+    }
+}
+
+/// Pearson's r over the pairs (x_i, y_i): Σ dx dy / √(Σ dx² Σ dy²) about the means (each side's
+/// deviations scaled by their largest), every sum exactly rounded; clamped to [−1, 1]. Undefined below two pairs or when a side is constant
 /// (tested exactly, not by a variance that rounding can leave non-zero).
 pub fn pearson(x: &[f64], y: &[f64]) -> Result<Correlation, Undefined> {
     assert_eq!(x.len(), y.len(), "pearson: samples differ in length");
@@ -38,20 +52,12 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Result<Correlation, Undefined> {
     if constant(x) || constant(y) {
         return Err(Undefined::Constant);
     }
-    let mx = fsum(x.iter().copied()) / n as f64;
-    let my = fsum(y.iter().copied()) / n as f64;
-    let sxy = fsum(x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)));
-    let sxx = fsum(x.iter().map(|a| (a - mx) * (a - mx)));
-    let syy = fsum(y.iter().map(|b| (b - my) * (b - my)));
-    // √(Σdx² Σdy²) in one root (exact for a perfect linear relation of small integers); two
-    // roots only where the product would overflow.
-    let prod = sxx * syy;
-    let denom = if prod.is_finite() {
-        prod.sqrt()
-    } else {
-        sxx.sqrt() * syy.sqrt()
-    };
-    let r = (sxy / denom).clamp(-1.0, 1.0);
+    let dx = scaled_deviations(x);
+    let dy = scaled_deviations(y);
+    let sxy = fsum(dx.iter().zip(&dy).map(|(a, b)| a * b));
+    let sxx = fsum(dx.iter().map(|a| a * a));
+    let syy = fsum(dy.iter().map(|b| b * b));
+    let r = (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0);
     Ok(Correlation {
         r,
         p: correlation_p(r, n),

@@ -35,8 +35,15 @@ pub fn cohens_dz(d: &[f64]) -> Result<f64, NoEffectSize> {
     if d.iter().all(|&x| x == d[0]) {
         return Err(NoEffectSize::Constant);
     }
-    let m = fsum(d.iter().copied()) / n as f64;
-    let var = fsum(d.iter().map(|x| (x - m) * (x - m))) / (n - 1) as f64;
+    // d_z does not change with the scale: divide by the largest |d| so that the squares
+    // neither underflow nor overflow
+    let top = d.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+    let scaled: Vec<f64> = d.iter().map(|x| x / top).collect();
+    let m = fsum(scaled.iter().copied()) / n as f64;
+    let var = fsum(scaled.iter().map(|x| (x - m) * (x - m))) / (n - 1) as f64;
+    if var <= 0.0 {
+        return Err(NoEffectSize::Constant);
+    }
     Ok(m / var.sqrt())
 }
 
@@ -61,5 +68,10 @@ mod tests {
         assert!((cohens_dz(&[1.0, 2.0, 3.0]).unwrap() - 2.0).abs() < 1e-15);
         assert_eq!(cohens_dz(&[0.5]), Err(NoEffectSize::TooFew));
         assert_eq!(cohens_dz(&[0.5, 0.5]), Err(NoEffectSize::Constant));
+        // the scale does not matter, tiny or huge
+        let tiny = cohens_dz(&[1e-300, 2e-300, 3e-300]).unwrap();
+        assert!((tiny - 2.0).abs() < 1e-12);
+        let huge = cohens_dz(&[1e300, 2e300, 3e300]).unwrap();
+        assert!((huge - 2.0).abs() < 1e-12);
     }
 }
