@@ -297,7 +297,7 @@ def _note(comps: Sequence[Comparison], alpha: float) -> str:
     return (f"Baseline: {c.baseline}. Means over the instances each run shares with the "
             f"baseline (error rows and null values left out); {DAGGER}: Holm-adjusted "
             f"p < {alpha:g} (paired sign-flip randomization test"
-            + ("; McNemar's exact test for resolved" if mcnemar else "")
+            + ("; McNemar's exact test for binary metrics (resolved)" if mcnemar else "")
             + f", Holm–Bonferroni over {tests}); CI: {c.level:.0%} paired "
             f"bootstrap of the difference; d: Cohen's d of the paired differences; "
             f"δ: Cliff's delta; W/T/L: pairs where the run is better/equal/worse.")
