@@ -41,6 +41,8 @@ def test_report_and_compare_objects():
     assert isinstance(rep, Report)
     assert "agent-a" in render(rep, "md")
     assert isinstance(ctxeval.report(rows, view="exploration"), Report)
+    outcome = ctxeval.report(rows, view="outcome", metrics=["final.line.f1"])
+    assert outcome.to_json()["outcome"][0]["metric"] == "final.line.f1"
     with pytest.raises(ValueError, match="unknown view"):
         ctxeval.report(rows, view="nope")
     comps = ctxeval.compare(rows, baseline="agent-a", metrics=["final.line.f1"], n=200)

@@ -127,3 +127,53 @@ def carry_over(defs: Sequence[tuple[int, int, int, int]], edits: Sequence[EditTu
     """For each old definition ``(start_byte, end_byte, start_line, end_line)``: its place in
     the new version when neither the edits nor the ``changed`` byte ranges touch it, else
     None."""
+
+# Statistics (rust/ctxeval-core/src/stats; docs/statistics.md). Seeds are the key words
+# ``random.Random(seed)`` seeds with (``ctxeval.analysis.stats.seed_key``); resampling draws
+# are that generator's, draw for draw. Values are floats with undefined ones left out (NaN is a
+# ValueError), except in the Spearman matrix, where None marks them.
+
+#: (r, p, n, why undefined)
+CorrelationTuple = tuple[float | None, float | None, int, str | None]
+
+def stats_fsum(values: Sequence[float]) -> float:
+    """``math.fsum``: the correctly rounded sum."""
+def stats_ln_gamma(x: float) -> float:
+    """ln |Γ(x)| (CPython's Lanczos approximation)."""
+def stats_betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b); NaN for a or b not positive."""
+def stats_binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, p)."""
+def stats_correlation_p(r: float, n: int) -> float | None:
+    """Two-sided p-value of a correlation r over n pairs (Student's t, n − 2 degrees of
+    freedom); None below three pairs."""
+def stats_mt_random(key: Sequence[int], count: int) -> list[float]:
+    """The first ``count`` values of ``random.random()`` on the generator seeded by ``key``."""
+def stats_bootstrap_mean_ci(values: Sequence[float], level: float, n: int, key: Sequence[int]
+                            ) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean (``n`` resamples); None for no value."""
+def stats_randomization_test(d: Sequence[float], n: int, key: Sequence[int]) -> float:
+    """Two-sided sign-flip randomization p-value of mean(d) = 0 (exact when 2^len(d) <= n)."""
+def stats_auroc(values: Sequence[float], labels: Sequence[bool]) -> float | None:
+    """Mann–Whitney AUROC, ties counted half; None unless both labels occur."""
+def stats_auroc_ci(values: Sequence[float], labels: Sequence[bool], level: float, n: int,
+                   key: Sequence[int]) -> tuple[float, float] | None:
+    """Stratified percentile bootstrap interval of AUROC."""
+def stats_cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """(#{a > b} − #{a < b}) / (n_a n_b); None when a sample is empty."""
+def stats_mcnemar(b: int, c: int) -> float:
+    """McNemar's exact two-sided p-value for discordant counts b and c."""
+def stats_cohens_dz(d: Sequence[float]) -> tuple[float | None, str | None]:
+    """Cohen's d of paired differences (mean / sd, n − 1), or None and why."""
+def stats_pearson(x: Sequence[float], y: Sequence[float]) -> CorrelationTuple: ...
+def stats_spearman(x: Sequence[float], y: Sequence[float]) -> CorrelationTuple: ...
+def stats_spearman_matrix(columns: Sequence[Sequence[float | None]], min_n: int = 5
+                          ) -> list[CorrelationTuple]:
+    """Spearman's ρ between every two columns over pairwise-complete rows, row-major; a cell
+    with fewer than ``min_n`` pairs is null."""
+def stats_outcome_many(items: Sequence[tuple[Sequence[float], Sequence[bool]]], resamples: int,
+                       level: float, bins: int, key: Sequence[int]) -> list[dict[str, Any]]:
+    """For each (values, labels): ``n``, ``n_pass``, ``rate``, ``mean_pass``, ``mean_fail``,
+    ``auroc``, ``auroc_ci``, ``r``, ``r_p``, ``reason`` (null statistics: ``"n < 5"``,
+    ``"all resolved"``, ``"none resolved"``, ``"constant metric"``) and ``bins`` (each ``bin``,
+    ``lo``, ``hi``, ``mean``, ``n``, ``n_pass``, ``rate``)."""

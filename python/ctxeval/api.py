@@ -15,8 +15,15 @@ from typing import Any
 
 import orjson
 
-from .analysis.comparison import DEFAULT_METRICS, Comparison, compare_rows, render_comparison
-from .analysis.reports import Report, build_exploration, build_leaderboard, load_rows, render
+from .analysis.comparison import Comparison, compare_rows, render_comparison
+from .analysis.reports import (
+    Report,
+    build_exploration,
+    build_leaderboard,
+    build_outcome,
+    load_rows,
+    render,
+)
 from .evaluation.output.results import read_rows
 from .evaluation.pipeline import RunSpec, Summary
 from .evaluation.pipeline import evaluate as _evaluate
@@ -141,21 +148,26 @@ def _rows(results: Rows | Paths) -> list[dict[str, Any]]:
 def report(results: Rows | Paths, *, view: str = "leaderboard", by: str | None = None,
            metrics: str | Sequence[str] | None = None, micro: bool = False,
            ci: bool = False) -> Report:
-    """The leaderboard (``view="leaderboard"``) or exploration view of result rows (or of
-    results files). Render it with ``ctxeval.analysis.reports.render(report, "latex")``."""
+    """The leaderboard (``view="leaderboard"``), exploration or outcome view of result rows (or
+    of results files). Render it with ``ctxeval.analysis.reports.render(report, "latex")``; the
+    outcome view's ``metrics`` are row paths or patterns (``docs/report.md``)."""
     rows = _rows(results)
     if view == "exploration":
         return build_exploration(rows, by=by)
+    if view == "outcome":
+        return build_outcome(rows, metrics=metrics)
     if view != "leaderboard":
-        raise ValueError(f"unknown view {view!r}: 'leaderboard' or 'exploration'")
+        raise ValueError(f"unknown view {view!r}: 'leaderboard', 'exploration' or 'outcome'")
     return build_leaderboard(rows, by=by, metrics=metrics, micro=micro, ci=ci)
 
 
 def compare(results: Rows | Paths, *, baseline: str | None = None,
-            metrics: Sequence[str] = DEFAULT_METRICS, n: int = 10000, seed: int = 0,
+            metrics: Sequence[str] | None = None, n: int = 10000, seed: int = 0,
             level: float = 0.95, alpha: float = 0.05) -> list[Comparison]:
     """Paired comparison of every run with ``baseline`` on the instances they share:
-    bootstrap intervals, randomization tests, Holm–Bonferroni; see ``ctxeval compare``.
+    bootstrap intervals, randomization tests (McNemar's for resolved), Holm–Bonferroni, effect
+    sizes; see ``ctxeval compare``. ``metrics`` default: ``DEFAULT_METRICS``, and ``resolved``
+    where the rows record it.
     Render with :func:`ctxeval.analysis.comparison.render_comparison`."""
     return compare_rows(_rows(results), baseline=baseline, metrics=metrics, n=n, seed=seed,
                         level=level, alpha=alpha)

@@ -4,6 +4,7 @@ runs."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,10 @@ import pytest
 from conftest import FIXTURES
 from ctxeval.analysis.comparison import (
     DAGGER,
+    DEFAULT_METRICS,
     Comparison,
     compare_rows,
+    default_metrics,
     higher_is_better,
     render_comparison,
 )
@@ -239,3 +242,93 @@ def test_cli_warns_when_presets_differ(tmp_path: Path, capsys: pytest.CaptureFix
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["compare", str(path), "--metrics", "final.line.f1"]) == 0
     assert "different presets (contextbench, strict)" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ issue 22
+
+
+def _resolved_rows() -> list[dict[str, Any]]:
+    """a and b on i0..i9: a resolves i0-i5, b resolves i4-i9 but also misses i3 ... by hand:
+    only a: i0, i1, i2, i3 (4); only b: i6, i7, i8, i9 (4); both: i4, i5."""
+    rows = []
+    for k in range(10):
+        ra = _row("a", f"i{k}", 0.1 * k, red=0.2)
+        ra["resolved"] = k <= 5
+        rb = _row("b", f"i{k}", 0.1 * k + (0.2 if k % 2 else 0.0), red=0.2)
+        rb["resolved"] = k >= 4
+        rows += [ra, rb]
+    return rows
+
+
+def test_resolved_is_compared_by_default_with_mcnemar() -> None:
+    assert default_metrics(_resolved_rows()) == [*DEFAULT_METRICS, "resolved"]
+    assert default_metrics(_rows()) == list(DEFAULT_METRICS)
+    comps = compare_rows(_resolved_rows(), n=500,
+                         metrics=["final.line.f1", "trajectory.redundancy.line", "resolved"])
+    c = _by(comps, "resolved", "b")
+    assert c.test == "mcnemar" and c.n_pairs == 10
+    assert (c.wins, c.ties, c.losses) == (4, 2, 4)  # discordant pairs each way
+    assert c.p == 1.0  # 4 against 4: 2 P(X <= 4; 8, 1/2) capped at 1
+    # Holm counts the McNemar test with the others
+    assert c.p_holm == 1.0
+    assert all(x.test == "randomization" for x in comps if x.metric != "resolved")
+
+
+def test_mcnemar_p_by_hand() -> None:
+    rows = _resolved_rows()
+    for r in rows:  # b now resolves every instance a does not: 4 discordant pairs, all to b
+        if r["run"] == "b":
+            r["resolved"] = True
+    c = _by(compare_rows(rows, metrics=["resolved"]), "resolved", "b")
+    # only b: i6..i9 (4), only a: none -> 2 * P(X <= 0; 4, 1/2) = 2/16
+    assert (c.wins, c.losses, c.p) == (4, 0, 0.125)
+
+
+def test_effect_sizes_by_hand() -> None:
+    c = _by(compare_rows(_resolved_rows(), metrics=["final.line.f1"], n=200), "final.line.f1",
+            "b")
+    # d_i = b - a = 0.2 on odd i, 0 on even i (up to rounding): mean 0.1, sd (n-1) =
+    # sqrt(10 * 0.01 / 9) -> d_z = 0.1 / sqrt(0.1 / 9) = 3 / sqrt(10)
+    assert c.cohens_d == pytest.approx(3 / math.sqrt(10), rel=1e-9)
+    # Cliff's delta of b's values against a's: count by hand
+    a = [0.1 * k for k in range(10)]
+    b = [0.1 * k + (0.2 if k % 2 else 0.0) for k in range(10)]
+    gt = sum(x > y for x in b for y in a)
+    lt = sum(x < y for x in b for y in a)
+    assert c.cliffs_delta == (gt - lt) / 100
+    good = _by(compare_rows(_rows(), metrics=["final.line.f1"]), "final.line.f1", "good")
+    # every difference is 0.5 (up to rounding): no spread, d is null with its reason
+    assert good.cohens_d is None or abs(good.cohens_d) > 1e6
+    same = [_row("x", f"i{k}", 0.5) for k in range(3)] + [_row("y", f"i{k}", 0.75)
+                                                          for k in range(3)]
+    c = _by(compare_rows(same, metrics=["final.line.f1"]), "final.line.f1", "y")
+    assert (c.cohens_d, c.cohens_d_reason) == (None, "constant differences")
+    assert c.cliffs_delta == 1.0
+
+
+def test_correlations_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                      ) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _resolved_rows()))
+    metrics = "final.line.f1,trajectory.redundancy.line,resolved"
+    for fmt in ("table", "md", "latex"):
+        assert main(["compare", str(path), "--format", fmt, "--n", "200", "--metrics",
+                     metrics]) == 0
+        out = capsys.readouterr().out
+        assert "Spearman's rho between the metrics over the 20 scored rows" in out
+        assert "resolved" in out
+    assert main(["compare", str(path), "--format", "json", "--n", "200", "--metrics",
+                 metrics]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    corr = doc["correlations"]
+    assert corr["method"] == "spearman" and corr["pooled_rows"] == 20
+    assert corr["metrics"][-1] == "resolved"
+    i = corr["metrics"].index("final.line.f1")
+    assert corr["rho"][i][i] == 1.0 and corr["n"][i][i] == 20
+    # redundancy is 0.2 everywhere: a constant metric, null with its reason
+    j = corr["metrics"].index("trajectory.redundancy.line")
+    assert corr["rho"][i][j] is None and corr["reason"][i][j] == "constant metric"
+    assert {"cohens_d", "cliffs_delta", "test"} <= set(doc["comparisons"][0])
+    assert main(["compare", str(path), "--no-correlations", "--n", "200", "--metrics",
+                 metrics]) == 0
+    assert "Spearman" not in capsys.readouterr().out

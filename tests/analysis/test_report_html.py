@@ -62,10 +62,11 @@ def test_page_is_self_contained(page: Path) -> None:
     assert "<link" not in text and "<script" not in text and "@import" not in text
     head = text.split("</head>", 1)[0]
     assert "<style>" in head and "table.ctxeval" in head  # the page's CSS is inline
-    # leaderboard, per instance, distributions, and the tool mix (rows record each step's tool)
-    assert parser.tags.count("table") == 4
-    assert "Tool mix" in text
-    assert parser.tags.count("svg") == 3
+    # leaderboard, per instance, distributions, and the tool mix (rows record each step's tool);
+    # the example's rows record resolution: the outcome view, its bins and the correlations
+    assert parser.tags.count("table") == 7
+    assert "Tool mix" in text and 'id="view-outcome"' in text
+    assert parser.tags.count("svg") == 5
 
 
 def test_plot_ids_do_not_collide(page: Path) -> None:

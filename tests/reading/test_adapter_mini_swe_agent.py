@@ -65,6 +65,28 @@ def test_toy_detected_and_read_from_directory() -> None:
     assert len(trajs[0].steps) == 7
 
 
+def test_detected_behind_a_long_submission(tmp_path: Path) -> None:
+    # mini-swe-agent writes "info" first; a submission longer than the 64 KiB detection reads
+    # (a patch that adds build/ files: psf__requests-1142 of the gemini-3-pro Verified run has
+    # 868 KB) pushes "mini_version" and "messages" past it. The format key is written last.
+    data = json.loads(TOY.read_text())
+    data["info"]["submission"] += "+x = 1\n" * 20_000
+    run = tmp_path / "run"
+    inst = run / "toy__pkg-1"
+    inst.mkdir(parents=True)
+    path = inst / "toy__pkg-1.traj.json"
+    path.write_text(json.dumps(data, indent=1))
+    assert path.stat().st_size > 2 * adapters.HEAD_BYTES
+    assert adapters.detect(path).FORMAT == "mini-swe-agent"
+    trajs = adapters.read(run, "mini-swe-agent")
+    assert [t.instance_id for t in trajs] == ["toy__pkg-1"]
+    assert len(trajs[0].steps) == 7
+    # a long JSON file of another kind is still not taken
+    other = tmp_path / "other.traj.json"
+    other.write_text(json.dumps({"info": {"x": "y" * 100_000}, "trajectory": []}))
+    assert not msa.detect(other, other.read_bytes()[:adapters.HEAD_BYTES])
+
+
 def test_options_instance_id_wins() -> None:
     assert read(TOY, instance_id="other-1").instance_id == "other-1"
 

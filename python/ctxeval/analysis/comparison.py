@@ -13,7 +13,14 @@ Every run is compared with one baseline on each metric, on the instances the two
 - Holm–Bonferroni adjusts the p-values over all comparisons of the table (all metrics and
   runs); a comparison is significant when its adjusted p is below ``alpha``;
 - wins/ties/losses count the pairs where the run is better/equal/worse than the baseline in the
-  metric's direction (lower is better for redundancy, usage and step counts).
+  metric's direction (lower is better for redundancy, usage and step counts);
+- a binary metric (``resolved``, compared by default where the rows record it) is tested with
+  McNemar's exact test instead of the randomization test: its wins and losses are the
+  discordant pairs; its p-value is Holm-adjusted with the others;
+- beside every difference, two effect sizes: Cohen's d of the paired differences (d_z, mean
+  over standard deviation) and Cliff's delta of the run's values against the baseline's;
+- :func:`ctxeval.analysis.correlations.metric_correlations` gives Spearman's ρ between the
+  compared metrics, pooled over the rows: which metrics say the same thing.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import Any
 import orjson
 
 from . import stats
+from .correlations import Correlations, metric_correlations, render_correlations
 from .tokens import get_path
 
 __all__ = [
@@ -36,7 +44,9 @@ __all__ = [
     "Comparison",
     "add_parser",
     "compare_rows",
+    "default_metrics",
     "higher_is_better",
+    "records_resolved",
     "render_comparison",
     "run",
 ]
@@ -78,6 +88,11 @@ class Comparison:
     losses: int
     higher_is_better: bool
     level: float
+    #: "randomization" (paired sign flips) or "mcnemar" (exact, for a binary metric)
+    test: str = "randomization"
+    cohens_d: float | None = None  # mean(a - b) / sd(a - b) over the pairs (d_z)
+    cohens_d_reason: str | None = None  # why d is null: "n < 2", "constant differences"
+    cliffs_delta: float | None = None  # (#{a > b} - #{a < b}) / (n_a n_b), run vs baseline
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -127,14 +142,34 @@ def _index(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str
     return by_run
 
 
+def records_resolved(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any row records a resolved status."""
+    return any(isinstance(r.get("resolved"), bool) for r in rows)
+
+
+def default_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """:data:`DEFAULT_METRICS`, and ``resolved`` where the rows record it."""
+    return [*DEFAULT_METRICS, *(["resolved"] if records_resolved(rows) else [])]
+
+
+def _binary(rows: Sequence[Mapping[str, Any] | None], metric: str) -> bool:
+    """Whether every value of the metric the rows hold is a boolean (``resolved``)."""
+    vals = [get_path(r, metric) for r in rows if r is not None]
+    vals = [v for v in vals if v is not None]
+    return bool(vals) and all(isinstance(v, bool) for v in vals)
+
+
 def compare_rows(rows: Sequence[Mapping[str, Any]], *, baseline: str | None = None,
-                 metrics: Sequence[str] = DEFAULT_METRICS, n: int = 10000, seed: int = 0,
+                 metrics: Sequence[str] | None = None, n: int = 10000, seed: int = 0,
                  level: float = 0.95, alpha: float = 0.05) -> list[Comparison]:
-    """Compare every run with ``baseline`` (default: the first run in the rows) on each metric.
+    """Compare every run with ``baseline`` (default: the first run in the rows) on each metric
+    (default: :func:`default_metrics`).
 
     Comparisons are ordered by metric, then run. Raises ValueError for fewer than two runs, an
     unknown baseline, duplicate rows or a metric path that names no number.
     """
+    if metrics is None:
+        metrics = default_metrics(rows)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
     if not metrics:
@@ -162,13 +197,22 @@ def compare_rows(rows: Sequence[Mapping[str, Any]], *, baseline: str | None = No
             a = [_value(run_rows[i], metric, f"run {name!r}, instance {i!r}") for i in shared]
             b = [_value(base_rows[i], metric, f"run {base!r}, instance {i!r}") for i in shared]
             pairs = stats.paired(a, b)
+            binary = _binary([run_rows[i] for i in shared] + [base_rows[i] for i in shared],
+                             metric)
+            d: float | None = None
+            d_why: str | None = None
+            delta: float | None = None
             if pairs:
                 pa, pb = [x for x, _ in pairs], [y for _, y in pairs]
                 mean_a, mean_b = stats.mean(pa), stats.mean(pb)
                 diff = stats.mean([x - y for x, y in pairs])
                 ci = stats.paired_bootstrap_ci(pa, pb, level=level, n=n, seed=seed)
-                p: float | None = stats.paired_randomization_test(pa, pb, n=n, seed=seed)
+                p: float | None = (
+                    stats.mcnemar([x == 1.0 for x in pa], [y == 1.0 for y in pb]).p if binary
+                    else stats.paired_randomization_test(pa, pb, n=n, seed=seed))
                 w, t, lo = stats.win_tie_loss(pa, pb)
+                d, d_why = stats.cohens_dz(pa, pb)
+                delta = stats.cliffs_delta(pa, pb)
             else:
                 mean_a = mean_b = diff = None
                 ci, p, (w, t, lo) = None, None, (0, 0, 0)
@@ -177,7 +221,8 @@ def compare_rows(rows: Sequence[Mapping[str, Any]], *, baseline: str | None = No
             raw.append(dict(metric=metric, run=name, baseline=base, n_pairs=len(pairs),
                             n_shared=len(shared), mean_a=mean_a, mean_b=mean_b, diff=diff,
                             ci=ci, p=p, wins=w, ties=t, losses=lo, higher_is_better=hib,
-                            level=level))
+                            level=level, test="mcnemar" if binary else "randomization",
+                            cohens_d=d, cohens_d_reason=d_why, cliffs_delta=delta))
     adjusted = stats.holm_bonferroni([c["p"] for c in raw])
     return [Comparison(**c, p_holm=ph, significant=ph is not None and ph < alpha)
             for c, ph in zip(raw, adjusted, strict=True)]
@@ -248,21 +293,29 @@ def _plural(k: int, word: str) -> str:
 def _note(comps: Sequence[Comparison], alpha: float) -> str:
     c = comps[0]
     tests = _plural(sum(x.p is not None for x in comps), "comparison")
+    mcnemar = any(x.test == "mcnemar" for x in comps)
     return (f"Baseline: {c.baseline}. Means over the instances each run shares with the "
             f"baseline (error rows and null values left out); {DAGGER}: Holm-adjusted "
-            f"p < {alpha:g} (paired sign-flip randomization test, Holm–Bonferroni over "
-            f"{tests}); CI: {c.level:.0%} paired "
-            f"bootstrap of the difference; W/T/L: pairs where the run is better/equal/worse.")
+            f"p < {alpha:g} (paired sign-flip randomization test"
+            + ("; McNemar's exact test for binary metrics (resolved)" if mcnemar else "")
+            + f", Holm–Bonferroni over {tests}); CI: {c.level:.0%} paired "
+            f"bootstrap of the difference; d: Cohen's d of the paired differences; "
+            f"δ: Cliff's delta; W/T/L: pairs where the run is better/equal/worse.")
 
 
 _DETAIL_HEAD = ["metric", "run", "n", "run mean", "base mean", "diff", "CI", "p", "p_holm",
-                "W/T/L"]
+                "d", "δ", "W/T/L"]
+
+
+def _effect(v: float | None) -> str:
+    return "-" if v is None else f"{v:+.2f}"
 
 
 def _detail_cells(c: Comparison) -> list[str]:
     return [c.metric, c.run, str(c.n_pairs), _f(c.mean_a), _f(c.mean_b),
             _signed(c.diff) + (DAGGER if c.significant else ""), _ci(c.ci), _p(c.p),
-            _p(c.p_holm), f"{c.wins}/{c.ties}/{c.losses}"]
+            _p(c.p_holm), _effect(c.cohens_d), _effect(c.cliffs_delta),
+            f"{c.wins}/{c.ties}/{c.losses}"]
 
 
 def _text_table(head: list[str], body: list[list[str]]) -> str:
@@ -330,26 +383,29 @@ def _latex(comps: Sequence[Comparison], alpha: float) -> str:
             row.append(txt + (r"$^{\dagger}$" if cell.significant else ""))
         out.append(_tex(r) + " & " + " & ".join(row) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}", "",
-            r"\begin{tabular}{llrrrrlrrr}", r"\toprule",
+            r"\begin{tabular}{llrrrrlrrrrr}", r"\toprule",
             r"Metric & Run & $n$ & Run & Base & $\Delta$ & CI & $p$ & $p_{\mathrm{Holm}}$ & "
-            r"W/T/L \\", r"\midrule"]
+            r"$d$ & $\delta$ & W/T/L \\", r"\midrule"]
     for c in comps:
         ci = "--" if c.ci is None else f"${_ci(c.ci)}$"
         diff = _tex_num(c.diff, signed=True) + (r"$^{\dagger}$" if c.significant else "")
         p = "--" if c.p is None else _p(c.p).replace("<", "$<$")
         ph = "--" if c.p_holm is None else _p(c.p_holm).replace("<", "$<$")
+        effects = ["--" if v is None else f"${v:+.2f}$" for v in (c.cohens_d, c.cliffs_delta)]
         out.append(" & ".join([r"\texttt{" + _tex(c.metric) + "}", _tex(c.run), str(c.n_pairs),
                                _tex_num(c.mean_a), _tex_num(c.mean_b), diff, ci, p, ph,
-                               f"{c.wins}/{c.ties}/{c.losses}"]) + r" \\")
+                               *effects, f"{c.wins}/{c.ties}/{c.losses}"]) + r" \\")
     note = _note(comps, alpha).replace(DAGGER, r"$^{\dagger}$").replace("<", "$<$")
+    note = note.replace("δ", r"$\delta$")
     note = note.replace("%", r"\%").replace("_", r"\_")
     out += [r"\bottomrule", r"\end{tabular}", "", "% " + note + " Bold: best value per column."]
     return "\n".join(out) + "\n"
 
 
 def render_comparison(comps: Sequence[Comparison], fmt: str = "table", *,
-                      alpha: float = 0.05) -> str:
-    """The comparisons as a text table, Markdown, LaTeX (booktabs) or JSON.
+                      alpha: float = 0.05, correlations: Correlations | None = None) -> str:
+    """The comparisons as a text table, Markdown, LaTeX (booktabs) or JSON, followed by the
+    Spearman matrix of the metrics when ``correlations`` is given.
 
     Markdown and LaTeX give a wide table (runs x metrics: means, best per column in bold,
     {dagger} where the run differs significantly from the baseline) and a detail table; the
@@ -361,19 +417,28 @@ def render_comparison(comps: Sequence[Comparison], fmt: str = "table", *,
         from ..evaluation.output.results import finite
 
         doc = {"baseline": comps[0].baseline if comps else None,
-               "test": "paired sign-flip randomization, two-sided",
+               "test": "paired sign-flip randomization, two-sided; McNemar's exact test for "
+                       "binary metrics (resolved)",
                "interval": "paired percentile bootstrap of the mean difference",
+               "effect_sizes": "cohens_d: mean / sd of the paired differences (d_z); "
+                               "cliffs_delta: (#{a > b} - #{a < b}) / (n_a n_b)",
                "correction": "holm-bonferroni", "alpha": alpha,
                "comparisons": [c.to_json() for c in comps]}
+        if correlations is not None:
+            doc["correlations"] = correlations.to_json()
         return orjson.dumps(finite(doc), option=orjson.OPT_INDENT_2).decode() + "\n"
     if not comps:
         return "no comparisons\n"
     if fmt == "md":
-        return _md(comps, alpha)
-    if fmt == "latex":
-        return _latex(comps, alpha)
-    return _text_table(_DETAIL_HEAD, [_detail_cells(c) for c in comps]) + _note(comps,
-                                                                                alpha) + "\n"
+        text = _md(comps, alpha)
+    elif fmt == "latex":
+        text = _latex(comps, alpha)
+    else:
+        text = _text_table(_DETAIL_HEAD, [_detail_cells(c) for c in comps]) + _note(
+            comps, alpha) + "\n"
+    if correlations is not None and correlations.metrics:
+        text += "\n" + render_correlations(correlations, fmt)
+    return text
 
 
 render_comparison.__doc__ = (render_comparison.__doc__ or "").replace("{dagger}", DAGGER)
@@ -391,27 +456,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"ctxeval: {msg}", file=sys.stderr)
 
     metrics = [m.strip() for m in (args.metrics or "").split(",") if m.strip()] \
-        if args.metrics else list(DEFAULT_METRICS)
+        if args.metrics else None
     if args.n < 1:
         err("--n must be at least 1")
         return 2
     if not 0.0 < args.level < 1.0 or not 0.0 < args.alpha < 1.0:
         err("--level and --alpha must be between 0 and 1")
         return 2
-    if not metrics:
+    if metrics is not None and not metrics:
         err("--metrics names no metric")
         return 2
     try:
         rows = [r for p in args.results for r in read_rows(p)]
         comps = compare_rows(rows, baseline=args.baseline, metrics=metrics, n=args.n,
                              seed=args.seed, level=args.level, alpha=args.alpha)
+        correlations = None if args.no_correlations else metric_correlations(
+            rows, list(dict.fromkeys(c.metric for c in comps)))
     except CtxevalError as exc:
         err(str(exc))
         return 1
     except ValueError as exc:
         err(str(exc))
         return 1
-    text = render_comparison(comps, args.format, alpha=args.alpha)
+    text = render_comparison(comps, args.format, alpha=args.alpha, correlations=correlations)
     n_err = sum(r.get("status") == "error" for r in rows)
     if n_err:
         err(f"{n_err} evaluator error rows left out of every comparison")
@@ -450,6 +517,12 @@ method:
   (random sign flips of the per-instance differences; exact enumeration when 2^pairs <= N),
   Holm-Bonferroni adjusted p-values over all comparisons of the table, and wins/ties/losses
   (in the metric's direction: lower is better for redundancy, usage and step counts).
+  resolved (compared by default where the rows record it) is tested with McNemar's exact
+  test: its wins and losses are the instances only one of the two runs resolved.
+  Beside every difference: Cohen's d of the paired differences (d_z = mean / sd) and
+  Cliff's delta of the run's values against the baseline's. Below the table: Spearman's
+  rho between the compared metrics, pooled over the rows of every run (which metrics say
+  the same thing; --no-correlations leaves it out).
   {DAGGER} marks adjusted p < alpha; bold marks the best value per column (md, latex).
 
 metrics (dotted paths into result rows):
@@ -457,7 +530,8 @@ metrics (dotted paths into result rows):
   trajectory.auc_coverage.<g>, trajectory.redundancy.<g>
   editloc.recall|precision|f1, editloc.file.f1, num_steps, resolved (0/1)
   usage.input_tokens|output_tokens|cost|api_calls
-  default: {_wrap(DEFAULT_METRICS)}
+  default: {_wrap(DEFAULT_METRICS)},
+           and resolved where the rows record it
 
 examples:
   ctxeval compare results.jsonl
@@ -472,7 +546,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="paired significance tests between runs (research tables)",
         description="Compare runs with a baseline on the instances they share: mean\n"
                     "differences with bootstrap confidence intervals, paired randomization\n"
-                    "tests with Holm-Bonferroni correction, and win/tie/loss counts.",
+                    "tests (McNemar's exact test for resolved) with Holm-Bonferroni\n"
+                    "correction, effect sizes, win/tie/loss counts, and Spearman's rho\n"
+                    "between the compared metrics.",
         epilog=_EPILOG)
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="results (JSONL or Parquet) written by 'ctxeval evaluate' (several "
@@ -491,6 +567,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="confidence level of the intervals (default 0.95)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
                    help="significance threshold on Holm-adjusted p-values (default 0.05)")
+    p.add_argument("--no-correlations", action="store_true",
+                   help="leave out the Spearman matrix of the compared metrics")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(func=run)
     return p

@@ -1,48 +1,71 @@
-"""Statistics for research tables: means, bootstrap intervals, paired tests, multiple comparisons.
+"""Statistics for research tables: means, bootstrap intervals, paired tests, multiple
+comparisons, AUROC, correlations and effect sizes.
 
-Pure Python and deterministic given a seed (``random.Random(seed)``), so a table can be
-regenerated bit for bit. Values are sequences of floats in which ``None`` (and NaN) means
-"undefined": plain statistics skip such values, paired ones drop the whole pair.
+The arithmetic of the resampling statistics, the rank statistics, the correlations and their
+p-values, McNemar's test and the effect sizes is the native core's
+(``rust/ctxeval-core/src/stats``, reached through :mod:`ctxeval._core`); this module chooses the
+values (None and NaN mean "undefined": plain statistics skip such values, paired ones drop the
+whole pair) and checks the arguments. Means, quantiles, summaries and Holm's adjustment stay
+here: they are a line each.
 
-Conventions, chosen once and written here so that tables can cite them:
+Everything is deterministic given a seed. The resampling draws are those of Python's
+``random.Random(seed)`` (the core reproduces its Mersenne Twister draw for draw), so a table
+computed before the statistics moved to the core is the same to the bit, and a plain Python
+loop over ``random.Random`` re-derives any resample. ``docs/statistics.md`` defines every
+statistic; the conventions, chosen once and written here so that tables can cite them:
 
-- Bootstrap intervals are percentile intervals of the resampled mean; quantiles interpolate
-  linearly between order statistics (Hyndman & Fan type 7, NumPy's default).
+- Bootstrap intervals are percentile intervals of the resampled statistic; quantiles
+  interpolate linearly between order statistics (Hyndman & Fan type 7, NumPy's default). A
+  resampled mean is ``sum(rng.choices(values, k=len(values))) / len(values)``, the sum taken
+  left to right.
+- AUROC is the Mann–Whitney probability that a resolved instance has the higher value, ties
+  counted half; its interval is a stratified bootstrap (resolved and unresolved instances
+  resampled separately, keeping both counts).
 - The randomization test flips the signs of the paired differences (the null hypothesis is that
   the two runs are exchangeable on each instance); the statistic is |mean difference|, and a
   permuted statistic within 1e-9 (relative to the sum of |differences|) of the observed one
   counts as extreme. When all ``2^k`` sign vectors fit in the budget ``n`` they are enumerated
   and the p-value is exact; otherwise ``n`` random flips give ``(1 + #extreme) / (1 + n)``,
   which is never 0.
+- Correlation p-values are two-sided, from Student's t with n − 2 degrees of freedom (as
+  scipy's ``pearsonr`` and ``spearmanr``); McNemar's test is the exact binomial one (as
+  statsmodels' ``mcnemar(..., exact=True)``).
 - Holm–Bonferroni adjusted p-values are the step-down ones, made monotone and capped at 1.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Iterable, Sequence
-from itertools import compress, product
-from operator import mul
+from dataclasses import dataclass
+from operator import index
 from typing import Any
 
+from .. import _core
+
 __all__ = [
+    "Correlation",
+    "McNemar",
+    "auroc",
+    "auroc_ci",
     "bootstrap_ci",
     "clean",
+    "cliffs_delta",
+    "cohens_dz",
     "describe",
     "holm_bonferroni",
+    "mcnemar",
     "mean",
     "paired",
     "paired_bootstrap_ci",
     "paired_randomization_test",
+    "pearson",
+    "point_biserial",
     "quantile",
+    "seed_key",
+    "spearman",
     "win_tie_loss",
 ]
-
-
-#: Relative tolerance (to the sum of |differences|) under which a permuted statistic counts as
-#: equal to the observed one.
-_TIE_TOL = 1e-9
 
 
 def _missing(v: Any) -> bool:
@@ -85,20 +108,33 @@ def _check_level(level: float) -> None:
         raise ValueError(f"confidence level must be between 0 and 1, got {level}")
 
 
+def seed_key(seed: int) -> list[int]:
+    """The key ``random.Random(seed)`` seeds its generator with: the 32-bit words of |seed|,
+    least significant first (``[0]`` for 0). Seeds are integers (a bool counts as one)."""
+    try:
+        n = abs(index(seed))
+    except TypeError:
+        raise TypeError(f"a seed must be an integer, not {type(seed).__name__}") from None
+    words = []
+    while True:
+        words.append(n & 0xFFFFFFFF)
+        n >>= 32
+        if not n:
+            return words
+
+
+def _check_resamples(n: int, what: str = "resamples") -> None:
+    if n < 1:
+        raise ValueError(f"number of {what} must be at least 1, got {n}")
+
+
 def _bootstrap(vals: list[float], level: float, n: int, seed: int) -> tuple[float, float] | None:
     _check_level(level)
-    if n < 1:
-        raise ValueError(f"number of resamples must be at least 1, got {n}")
+    _check_resamples(n)
     if not vals:
         return None
-    if min(vals) == max(vals):
-        # Every resample has this mean; say so exactly rather than up to rounding.
-        return (vals[0], vals[0])
-    rng = random.Random(seed)
-    k = len(vals)
-    means = sorted(sum(rng.choices(vals, k=k)) / k for _ in range(n))
-    alpha = 1.0 - level
-    return (quantile(means, alpha / 2), quantile(means, 1.0 - alpha / 2))
+    got = _core.stats_bootstrap_mean_ci(vals, level, n, seed_key(seed))
+    return None if got is None else (got[0], got[1])
 
 
 def bootstrap_ci(values: Iterable[float | None], *, level: float = 0.95, n: int = 10000,
@@ -122,34 +158,11 @@ def paired_randomization_test(a: Sequence[float | None], b: Sequence[float | Non
     Exact (full enumeration of the ``2^k`` sign vectors) when ``2^k <= n``; otherwise Monte
     Carlo with ``n`` flips and the add-one estimate. No defined pair gives 1.0 (no evidence).
     """
-    if n < 1:
-        raise ValueError(f"number of permutations must be at least 1, got {n}")
+    _check_resamples(n, "permutations")
     d = [x - y for x, y in paired(a, b)]
-    k = len(d)
-    if k == 0:
+    if not d:
         return 1.0
-    total = math.fsum(d)
-    observed = abs(total)
-    # Flipped sums equal to the observed one up to rounding count as extreme (conservative).
-    tol = _TIE_TOL * math.fsum(abs(x) for x in d)
-    if observed <= tol:
-        return 1.0
-    threshold = observed - tol
-    if k < 63 and 2 ** k <= n:
-        extreme = sum(1 for signs in product((1.0, -1.0), repeat=k)
-                      if abs(math.fsum(map(mul, signs, d))) >= threshold)
-        return extreme / 2 ** k
-    # Monte Carlo: each draw is k random bits, bit i flipping d_i; the flipped sum is
-    # total - 2 * (sum of the flipped d_i), selected at C speed with itertools.compress.
-    rng = random.Random(seed)
-    to01 = bytes.maketrans(b"01", b"\x00\x01")
-    width = f"0{k}b"
-    extreme = 0
-    for _ in range(n):
-        mask = format(rng.getrandbits(k), width).encode().translate(to01)
-        if abs(total - 2.0 * sum(compress(d, mask))) >= threshold:
-            extreme += 1
-    return (1 + extreme) / (1 + n)
+    return float(_core.stats_randomization_test(d, n, seed_key(seed)))
 
 
 def holm_bonferroni(pvalues: Sequence[float | None]) -> list[float | None]:
@@ -205,3 +218,117 @@ def describe(values: Iterable[float | None]) -> dict[str, Any]:
     out.update({"mean": m, "median": quantile(vals, 0.5), "std": std, "min": vals[0],
                 "q1": quantile(vals, 0.25), "q3": quantile(vals, 0.75), "max": vals[-1]})
     return out
+
+
+# ------------------------------------------------------------------------------ association
+
+
+@dataclass(frozen=True, slots=True)
+class Correlation:
+    """A correlation over ``n`` pairs: ``r`` and its two-sided ``p``, or None with ``reason``
+    (``"n < 2"``, ``"constant metric"``); ``p`` is None below three pairs too."""
+
+    r: float | None
+    p: float | None
+    n: int
+    reason: str | None = None
+
+
+def _labelled(values: Sequence[float | None], labels: Sequence[bool | None]
+              ) -> tuple[list[float], list[bool]]:
+    if len(values) != len(labels):
+        raise ValueError(f"values and labels differ in length: {len(values)} and {len(labels)}")
+    kept = [(float(v), bool(lab)) for v, lab in zip(values, labels, strict=True)
+            if not _missing(v) and lab is not None]
+    return [v for v, _ in kept], [lab for _, lab in kept]
+
+
+def auroc(values: Sequence[float | None], labels: Sequence[bool | None]) -> float | None:
+    """AUROC of ``values`` against ``labels`` (True: resolved): the probability that a resolved
+    instance has the higher value, ties counted half (the Mann–Whitney U over n₁·n₀).
+    Instances without a value or a label are left out; None unless both classes remain."""
+    v, lab = _labelled(values, labels)
+    return _core.stats_auroc(v, lab)
+
+
+def auroc_ci(values: Sequence[float | None], labels: Sequence[bool | None], *,
+             level: float = 0.95, n: int = 10000, seed: int = 0) -> tuple[float, float] | None:
+    """Stratified percentile bootstrap interval of :func:`auroc`: each resample draws the
+    resolved values with replacement, then the unresolved ones, keeping both counts. None
+    unless both classes are present."""
+    _check_level(level)
+    _check_resamples(n)
+    v, lab = _labelled(values, labels)
+    got = _core.stats_auroc_ci(v, lab, level, n, seed_key(seed))
+    return None if got is None else (got[0], got[1])
+
+
+def _correlation(got: tuple[float | None, float | None, int, str | None]) -> Correlation:
+    return Correlation(got[0], got[1], got[2], got[3])
+
+
+def pearson(x: Sequence[float | None], y: Sequence[float | None]) -> Correlation:
+    """Pearson's r over the defined pairs, with its two-sided p-value (Student's t, n − 2
+    degrees of freedom)."""
+    pairs = paired(x, y)
+    return _correlation(_core.stats_pearson([a for a, _ in pairs], [b for _, b in pairs]))
+
+
+def point_biserial(values: Sequence[float | None], labels: Sequence[bool | None]
+                   ) -> Correlation:
+    """The point-biserial correlation of a metric with resolution: Pearson's r of the values
+    and the labels as 0/1 (instances without a value or a label left out). Null with the
+    reason ``"n < 2"``, ``"all resolved"``, ``"none resolved"`` or ``"constant metric"``."""
+    v, lab = _labelled(values, labels)
+    if len(v) >= 2 and (all(lab) or not any(lab)):
+        return Correlation(None, None, len(v), "all resolved" if lab[0] else "none resolved")
+    return _correlation(_core.stats_pearson(v, [1.0 if x else 0.0 for x in lab]))
+
+
+def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> Correlation:
+    """Spearman's ρ over the defined pairs (Pearson's r of the mid-ranks; ties share their
+    mean rank), with its two-sided p-value (Student's t, n − 2 degrees of freedom)."""
+    pairs = paired(x, y)
+    return _correlation(_core.stats_spearman([a for a, _ in pairs], [b for _, b in pairs]))
+
+
+# ------------------------------------------------------------------------------ paired runs
+
+
+@dataclass(frozen=True, slots=True)
+class McNemar:
+    """McNemar's exact test of two runs' resolution on the instances both record: ``b``
+    instances only the first resolved, ``c`` only the second, over ``n`` pairs."""
+
+    n: int
+    b: int
+    c: int
+    p: float
+
+
+def mcnemar(a: Sequence[bool | None], b: Sequence[bool | None]) -> McNemar:
+    """McNemar's exact test on paired resolution flags (a pair with an unknown side is
+    dropped): p = min(1, 2·P(X ≤ min(b, c))) for X ~ Binomial(b + c, ½); 1 without a
+    discordant pair."""
+    if len(a) != len(b):
+        raise ValueError(f"paired samples differ in length: {len(a)} and {len(b)}")
+    pairs = [(bool(x), bool(y)) for x, y in zip(a, b, strict=True)
+             if x is not None and y is not None]
+    only_a = sum(1 for x, y in pairs if x and not y)
+    only_b = sum(1 for x, y in pairs if y and not x)
+    return McNemar(len(pairs), only_a, only_b, float(_core.stats_mcnemar(only_a, only_b)))
+
+
+def cohens_dz(a: Sequence[float | None], b: Sequence[float | None]
+              ) -> tuple[float | None, str | None]:
+    """Cohen's d of the paired differences a − b (d_z = mean / standard deviation, n − 1), and
+    why it is undefined when it is (``"n < 2"``, ``"constant differences"``)."""
+    d = [x - y for x, y in paired(a, b)]
+    value, reason = _core.stats_cohens_dz(d)
+    return value, reason
+
+
+def cliffs_delta(a: Sequence[float | None], b: Sequence[float | None]) -> float | None:
+    """Cliff's delta of sample ``a`` against sample ``b``: (#{a > b} − #{a < b}) / (n_a n_b)
+    over every cross pair of their defined values; None when either has none."""
+    return _core.stats_cliffs_delta(clean(a), clean(b))

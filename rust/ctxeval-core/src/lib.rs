@@ -8,7 +8,9 @@
 //!   of the old version carry over to the new one (incremental re-parsing);
 //! - [`definitions`]: definitions found by tree-sitter queries, named, re-used across versions
 //!   by incremental re-parsing, extracted on many threads;
-//! - [`rawlines`]: the ContextBench reference's own line arithmetic, for its preset.
+//! - [`rawlines`]: the ContextBench reference's own line arithmetic, for its preset;
+//! - [`stats`]: statistics of result rows (bootstrap intervals, AUROC, correlations, paired
+//!   tests, effect sizes), deterministic given a seed.
 //!
 //! Nothing here knows about Python; the `ctxeval-py` crate is a thin binding layer.
 
@@ -19,6 +21,7 @@ pub mod linediff;
 pub mod lineindex;
 pub mod metrics;
 pub mod rawlines;
+pub mod stats;
 
 pub use engine::{
     evaluate, evaluate_batch, EditLocResult, EditSet, FileInfo, Instance, InstanceResult, LineView,

@@ -3,6 +3,8 @@
 //! It converts plain Python values (dicts, lists, tuples) to the core's types, runs the
 //! arithmetic with the GIL released, and converts results back. No metric logic lives here.
 
+mod stats;
+
 use std::sync::Arc;
 
 use ctxeval_core::{
@@ -743,5 +745,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(line_edits, m)?)?;
     m.add_function(wrap_pyfunction!(line_edits_within, m)?)?;
     m.add_function(wrap_pyfunction!(carry_over, m)?)?;
+    stats::register(m)?;
     Ok(())
 }

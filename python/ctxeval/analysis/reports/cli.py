@@ -9,9 +9,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..outcome import OutcomeTable
     from .leaderboard import CostOptions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
 
 
 def _cost_options(args: argparse.Namespace) -> CostOptions:
@@ -30,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "html" and not args.out:
         print("ctxeval: --format html needs --out FILE", file=sys.stderr)
         return EXIT_USAGE
+    if args.view == "outcome" and args.by and args.format != "html":
+        print("ctxeval: --by does not split the outcome view (each run is one population); "
+              "give each group's rows as a run of its own", file=sys.stderr)
+        return EXIT_USAGE
     cost = _cost_options(args)
+    outcome = None
     try:
         rows = load_rows(args.results)
         if args.format == "html":
@@ -39,12 +55,14 @@ def run(args: argparse.Namespace) -> int:
                                views=args.link_views)
         elif args.view == "exploration":
             text = render(build_exploration(rows, by=args.by), args.format, ci=args.ci)
+        elif args.view == "outcome":
+            text, outcome = _outcome(rows, args)
         else:
             report = build_leaderboard(rows, by=args.by, metrics=args.metrics,
                                        micro=args.micro, ci=args.ci, cost=cost)
             text = render(report, args.format, ci=args.ci)
         if args.plots:
-            written = write_plots(rows, args.plots, cost)
+            written = write_plots(rows, args.plots, cost, outcome=outcome)
             print(f"wrote {len(written)} plot files to {args.plots}", file=sys.stderr)
     except CtxevalError as exc:
         print(f"ctxeval: {exc}", file=sys.stderr)
@@ -63,11 +81,23 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _outcome(rows: list, args: argparse.Namespace) -> tuple[str, OutcomeTable | None]:
+    """The outcome view as text (its AUROC intervals always shown), and its statistics for the
+    plots."""
+    from . import render
+    from .outcome import build_outcome
+
+    report = build_outcome(rows, metrics=args.metrics, resamples=args.resamples, seed=args.seed,
+                           bins=args.bins)
+    return render(report, args.format, ci=True), report.outcome
+
+
 def _wrap(text: str) -> str:
     return textwrap.fill(text, 79, initial_indent="  ", subsequent_indent="  ")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from ..outcome import DEFAULT_METRICS as OUTCOME_METRICS
     from . import FORMATS
     from .leaderboard import COLUMNS, DEFAULT_METRICS
 
@@ -79,12 +109,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "ContextBench layout: file/symbol/span/line coverage, precision and F1, EditLoc, "
             "sizes, AUC-coverage, redundancy, resolved rate, usage and cost. The exploration "
             "view shows how each run explored: steps, lines per step, re-reads, steps to the "
-            "first gold file and line, evidence drop.", 79),
+            "first gold file and line, evidence drop. The outcome view sets each context metric "
+            "of each run against resolution: AUROC with a bootstrap interval, the "
+            "point-biserial correlation, the resolution rate per quantile bin, and Spearman's "
+            "rho between the metrics.", 79),
         epilog="metrics (--metrics, comma-separated keys or patterns such as 'line.*'):\n"
                + _wrap(", ".join(COLUMNS)) + "\ndefault:\n" + _wrap(", ".join(DEFAULT_METRICS))
+               + "\noutcome view (--view outcome; rows without a resolved status are left out "
+                 "and counted):\n" + _wrap(", ".join(OUTCOME_METRICS)) + "\n  (patterns stand "
+                 "for the numeric leaves the rows have; --metrics takes row paths there)"
                + "\n\nexamples:\n  ctxeval report results.jsonl\n"
                  "  ctxeval report results.jsonl --format latex --by language --ci\n"
                  "  ctxeval report results.jsonl --view exploration --format md\n"
+                 "  ctxeval report results.jsonl --view outcome --format json --out o.json\n"
                  "  ctxeval report results.jsonl --format html --out report.html\n"
                  "  ctxeval view results.jsonl --out view/ && ctxeval report results.jsonl "
                  "--format html --out report.html --link-views view/\n"
@@ -97,13 +134,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--link-views", metavar="DIR",
                    help="html: link each run and instance to the pages 'ctxeval view' wrote "
                         "into DIR (a path relative to the report page)")
-    p.add_argument("--view", choices=("leaderboard", "exploration"), default="leaderboard",
-                   help="which tables (html always holds both)")
+    p.add_argument("--view", choices=("leaderboard", "exploration", "outcome"),
+                   default="leaderboard",
+                   help="which tables (html holds them all; outcome where rows record "
+                        "resolution)")
     p.add_argument("--by", metavar="FIELD",
                    help="split rows by a row field: language, source, repo or any (dotted) "
                         "field")
     p.add_argument("--metrics", metavar="M1,M2",
-                   help="leaderboard columns (keys or patterns; see below)")
+                   help="leaderboard columns (keys or patterns; see below); with --view "
+                        "outcome, dotted row paths or patterns (final.line.*,ranking.*)")
     agg = p.add_mutually_exclusive_group()
     agg.add_argument("--macro", dest="micro", action="store_false",
                      help="macro means over instances, nulls left out (default)")
@@ -124,5 +164,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    default="auto",
                    help="cost axis of the Pareto rank (auto: cost where every run has it, "
                         "else input tokens)")
+    out = p.add_argument_group("outcome view (--view outcome)")
+    out.add_argument("--bins", type=_positive, default=5, metavar="N",
+                     help="quantile bins of each metric (default 5)")
+    out.add_argument("--resamples", type=_positive, default=10000, metavar="N",
+                     help="bootstrap resamples of the AUROC intervals (default 10000)")
+    out.add_argument("--seed", type=int, default=0, metavar="S",
+                     help="random seed; the output is deterministic given it (default 0)")
     p.set_defaults(func=run, micro=False)
     return p

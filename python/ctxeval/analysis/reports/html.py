@@ -1,5 +1,6 @@
 """HTML view: one self-contained page (inline CSS, plots as inline SVG, no external URL) holding
-the leaderboard, the exploration tables and the plots."""
+the leaderboard, the exploration tables, the outcome view (where rows record resolution) and the
+plots."""
 
 from __future__ import annotations
 
@@ -105,8 +106,9 @@ def render(reports: Sequence[Report], *, plots: dict[str, str] | None = None,
         if rep.notes:
             parts.append("<ul class=\"notes\">"
                          + "".join(f"<li>{html.escape(n)}</li>" for n in rep.notes) + "</ul>")
-        parts += [_table(t, ci=ci, heading=t.title.lower() != rep.view, link=link)
-                  for t in rep.tables]
+        # the outcome view's AUROC intervals are part of its numbers: always shown
+        parts += [_table(t, ci=ci or rep.view == "outcome", heading=t.title.lower() != rep.view,
+                         link=link) for t in rep.tables]
         parts.append("</section>")
     parts.append('<section id="plots"><h2>Plots</h2>')
     if plots:

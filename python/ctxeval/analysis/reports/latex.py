@@ -10,7 +10,9 @@ from .table import Column, Report, Table, best_rows, format_value, null_notes
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
             "^": r"\textasciicircum{}", "Σ": r"$\Sigma$", "≥": r"$\geq$", "≤": r"$\leq$",
-            "×": r"$\times$", "–": "--", "—": "---"}
+            "×": r"$\times$", "–": "--", "—": "---",
+            # text-mode < and > print as ¡ and ¿ in LaTeX's default font encoding
+            "<": r"\textless{}", ">": r"\textgreater{}"}
 _SPECIAL_RE = re.compile("|".join(re.escape(k) for k in _SPECIAL))
 
 

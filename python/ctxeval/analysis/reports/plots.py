@@ -1,6 +1,8 @@
 """Plots (the optional ``ctxeval[plot]`` extra): coverage against step, quality against cost with
-the Pareto front, a metric per language. The series are pure functions of the rows; matplotlib is
-imported only to draw them, without pyplot (no global backend state)."""
+the Pareto front, a metric per language, and, where rows record resolution, the outcome view's
+resolution rate by metric bin and AUROC per metric (:mod:`.outcome_plots`). The series are pure
+functions of the rows; matplotlib is imported only to draw them, without pyplot (no global
+backend state)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import CtxevalError
+from ..outcome import OutcomeTable, outcome_table
+from . import outcome_plots
 from .leaderboard import GRANS, CostOptions, build_leaderboard
+from .outcome import has_resolved
 from .rows import field_value, group_rows, number, scored_rows
 
 
@@ -173,14 +178,20 @@ def language_figure(rows: Sequence[dict[str, Any]], metric: str = "line.f1") -> 
     return fig
 
 
-def figures(rows: Sequence[dict[str, Any]], cost: CostOptions | None = None
-            ) -> dict[str, Any]:
-    """The report's figures by name (needs matplotlib)."""
+def figures(rows: Sequence[dict[str, Any]], cost: CostOptions | None = None,
+            outcome: OutcomeTable | None = None) -> dict[str, Any]:
+    """The report's figures by name (needs matplotlib); the outcome view's two where the rows
+    record resolution (from ``outcome`` when it is given, to compute it once)."""
     _matplotlib()
     cost = cost or CostOptions()
-    return {"coverage_by_step": coverage_figure(rows),
-            "quality_vs_cost": cost_figure(rows, cost),
-            "by_language": language_figure(rows)}
+    out = {"coverage_by_step": coverage_figure(rows),
+           "quality_vs_cost": cost_figure(rows, cost),
+           "by_language": language_figure(rows)}
+    if outcome is None and has_resolved(rows):
+        outcome = outcome_table(rows)
+    if outcome is not None:
+        out.update(outcome_plots.figures(outcome))
+    return out
 
 
 # ----------------------------------------------------------------------------- output
@@ -213,13 +224,15 @@ def svg_text(fig: Any, name: str) -> str:
 
 
 def write_plots(rows: Sequence[dict[str, Any]], out_dir: str | Path,
-                cost: CostOptions | None = None) -> list[Path]:
-    """Write every figure as PNG and SVG into ``out_dir``; returns the files written."""
+                cost: CostOptions | None = None, outcome: OutcomeTable | None = None
+                ) -> list[Path]:
+    """Write every figure as PNG and SVG into ``out_dir``; returns the files written.
+    ``outcome``: the outcome view already computed (its metrics and seed are drawn)."""
     mpl = _matplotlib()
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fig in figures(rows, cost).items():
+    for name, fig in figures(rows, cost, outcome=outcome).items():
         for ext in ("png", "svg"):
             path = d / f"{name}.{ext}"
             with mpl.rc_context({"svg.hashsalt": name}):

@@ -35,7 +35,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
 from ..shell import read_shell, split_commands
-from . import ReadOptions
+from . import HEAD_BYTES, ReadOptions
 from ._sessions import json_document
 from .contextbench import CbStep, cb_trajectory, is_contextbench, strict_patch_context
 
@@ -61,19 +61,38 @@ def detect(path: Path, head: bytes) -> bool:
     return _detect_head(path, head)
 
 
+_FORMAT_KEY_RE = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent')
+#: Bytes read from the end of a file whose head says nothing (see :func:`_detect_tail`).
+_TAIL_BYTES = 4096
+
+
 def _detect_head(path: Path, head: bytes) -> bool:
     if not head.lstrip().startswith(b"{"):
         return False
-    if re.search(rb'"trajectory_format"\s*:\s*"mini-swe-agent', head) \
-            or b'"mini_version"' in head:
+    if _FORMAT_KEY_RE.search(head) or b'"mini_version"' in head:
         return True
-    return path.name.endswith(_SUFFIX) and b'"messages"' in head and b'"trajectory"' not in head
+    if path.name.endswith(_SUFFIX) and b'"messages"' in head and b'"trajectory"' not in head:
+        return True
+    return len(head) >= HEAD_BYTES and path.name.endswith(".json") and _detect_tail(path)
+
+
+def _detect_tail(path: Path) -> bool:
+    """Whether the file ends with mini-swe-agent's format key. mini-swe-agent writes ``info``
+    first, its ``submission`` included, and ``trajectory_format`` last: a long submission (a
+    patch that adds generated files) pushes every other mark past the head detection reads."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - _TAIL_BYTES))
+            return _FORMAT_KEY_RE.search(fh.read()) is not None
+    except OSError:
+        return False
 
 
 def _detect_file(path: Path) -> bool:
     try:
         with path.open("rb") as fh:
-            return _detect_head(path, fh.read(64 * 1024))
+            return _detect_head(path, fh.read(HEAD_BYTES))
     except OSError:
         return False
 
