@@ -9,6 +9,12 @@ records). Each ``tool_use`` block of an assistant message is a step; its observa
 - ``Grep``: ``content`` mode with line numbers shows ``path:N:text`` hits (views); the default
   ``files_with_matches`` mode and ``Glob``/``LS`` are listings, not views.
 - ``Bash``: read by :func:`ctxeval.reading.shell.read_shell`.
+- ``mcp__<server>__<tool>``: MCP tools, read by :mod:`ctxeval.reading.mcp` (the result's text,
+  and its ``structuredContent`` where the record kept it in ``toolUseResult``); the readings of
+  a run are settled together (:class:`~ctxeval.reading.mcp.McpRun`: several repositories), and
+  their warnings reach the row.
+- Subagents: records of a subagent's conversation written into the session file
+  (``isSidechain``) are read in place, their steps marked with the subagent (its ``agentId``).
 - ``Edit``/``MultiEdit``/``Write``/``NotebookEdit``: edits; the snippet an ``Edit`` result
   re-prints is in edited coordinates and is kept as a post-edit view.
 
@@ -28,6 +34,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...linesets import line_runs
 from ...model import Step, Trajectory, Usage, View
+from ..mcp import McpReading, McpRun, split_tool_name
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import jsonl_objects, mark_views_after_edits
@@ -82,6 +89,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     calls: dict[str, dict[str, Any]] = {}
     usage_by_msg: dict[str, Usage | None] = {}
     charged: set[str] = set()  # messages whose usage is already on a step
+    mcp = McpRun()
     for lineno, rec in records:
         if cwd is None and isinstance(rec.get("cwd"), str):
             cwd = rec["cwd"]
@@ -107,6 +115,8 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
                                        line=lineno, field="message.content.tool_use")
                 inp = block.get("input") if isinstance(block.get("input"), dict) else {}
                 step = call_step(name, inp, len(steps), cwd)
+                if rec.get("isSidechain") is True:
+                    step.subagent = _str(rec.get("agentId")) or "sidechain"
                 if mid not in charged and mid in usage_by_msg:
                     step.usage = usage_by_msg[mid]
                     charged.add(mid)
@@ -122,16 +132,21 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
                 if step is None:
                     continue
                 observe(step, calls[tid], _result_text(block.get("content")),
-                         bool(block.get("is_error")), cwd)
+                        bool(block.get("is_error")), cwd, mcp=mcp,
+                        structured=structured_content(rec.get("toolUseResult")))
     if not records:
         raise AdapterError("empty session log", path=str(path))
     usage = Usage.total(list(usage_by_msg.values()))
     if usage is not None:
         usage.api_calls = len(usage_by_msg)
+    warnings = mcp.finish()
     mark_views_after_edits(steps)
+    extra: dict[str, Any] = {"cwd": cwd} if cwd else {}
+    if warnings:
+        extra["read_warnings"] = warnings
     return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
                        run=options.run, agent="claude-code", model=model, usage=usage,
-                       source=str(path), extra={"cwd": cwd} if cwd else {})]
+                       source=str(path), extra=extra)]
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -150,10 +165,19 @@ def call_step(name: str, inp: dict[str, Any], index: int, cwd: str | None) -> St
     return step
 
 
-def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None
-            ) -> None:
-    """Views (and edit outcome) of a call from the text its result showed the model."""
+def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None,
+            *, mcp: McpRun | None = None, structured: Any = None) -> McpReading | None:
+    """Views (and edit outcome) of a call from the text its result showed the model.
+
+    An MCP tool (``mcp__<server>__<tool>``) is read by :mod:`ctxeval.reading.mcp`, through the
+    run's :class:`~ctxeval.reading.mcp.McpRun` when one is given (``structured``: the result's
+    ``structuredContent``); its reading is returned. Other tools return None."""
     name = step.tool
+    split = split_tool_name(name or "")
+    if split is not None:
+        run = mcp if mcp is not None else McpRun()
+        return run.observe(step, split[0], split[1], inp, text, is_error=is_error, cwd=cwd,
+                           structured=structured)
     if is_error:
         if name in _EDIT_TOOLS:
             step.edits = []  # the edit was refused ("String to replace not found", ...)
@@ -174,6 +198,15 @@ def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str
     elif name in ("Edit", "MultiEdit") and step.edits:
         step.views = [View(v.file, v.start_line, v.end_line, post_edit=True)
                       for v in _numbered(step.edits[0], text)]
+    return None
+
+
+def structured_content(tool_use_result: Any) -> Any:
+    """The ``structuredContent`` of an MCP result as Claude Code records it beside the
+    message (``toolUseResult`` in session logs, ``tool_use_result`` in stream-json)."""
+    if isinstance(tool_use_result, dict) and "structuredContent" in tool_use_result:
+        return tool_use_result["structuredContent"]
+    return None
 
 
 def _numbered(f: str, text: str) -> list[View]:
