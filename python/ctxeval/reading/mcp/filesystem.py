@@ -64,20 +64,22 @@ def read_text_file(call: Call) -> Reading:
 
 def read_multiple_files(call: Call) -> Reading:
     out = Reading()
-    paths = strs(call.args.get("paths"))
     text = call.text
     pos = 0
-    starts: list[tuple[int, str]] = []
-    for p in paths:
-        header = f"{p}:\n"
-        k = text.find(header, pos)
-        if k < 0:
-            continue  # an error entry (``<path>: Error - ...``) or a path printed otherwise
-        starts.append((k, p))
-        pos = k + len(header)
-    for i, (k, p) in enumerate(starts):
-        end = starts[i + 1][0] - len("\n---\n") if i + 1 < len(starts) else len(text)
-        body = text[k + len(p) + 2:end]
+    entries: list[tuple[int, str, bool]] = []  # (start, path, failed)
+    for p in strs(call.args.get("paths")):
+        ok, bad = text.find(f"{p}:\n", pos), text.find(f"{p}: Error - ", pos)
+        if ok < 0 and bad < 0:
+            continue
+        failed = ok < 0 or 0 <= bad < ok
+        k = bad if failed else ok
+        entries.append((k, p, failed))
+        pos = k + len(p) + 1
+    for i, (k, p, failed) in enumerate(entries):
+        if failed:
+            continue
+        end = entries[i + 1][0] - len("\n---\n") if i + 1 < len(entries) else len(text)
+        body = text[k + len(p) + 2:max(end, k + len(p) + 2)]
         if body.endswith("\n"):
             body = body[:-1]  # the newline each entry ends with
         file = local_path(p, call.cwd)

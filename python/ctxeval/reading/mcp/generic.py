@@ -120,6 +120,7 @@ def _visit(value: Any, file: str | None, origin: str | None, key: str | None,
             and any(isinstance(obj.get(k), str) for k in _CONTENT_KEYS):
         own = _file(key, cwd)  # entries grouped under their path
     here = own or file
+    before = len(out.views)
     origin = repo_key(obj.get("repo") or obj.get("repository")) or origin
     content = next((obj[k] for k in _CONTENT_KEYS if isinstance(obj.get(k), str)), None)
     if isinstance(obj.get("lines"), list) and obj["lines"] \
@@ -140,8 +141,8 @@ def _visit(value: Any, file: str | None, origin: str | None, key: str | None,
             view = text_view(here, [printed_lines(content)])
             if view is not None:
                 out.add([view], origin)
-    elif own:
-        out.mention(own)
     for k, v in obj.items():
         if isinstance(v, (dict, list)):
             _visit(v, here, origin, k, cwd, out)
+    if own and len(out.views) == before:
+        out.mention(own)

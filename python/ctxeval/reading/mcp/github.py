@@ -82,7 +82,8 @@ def get_file_contents(call: Call) -> Reading:
         out.mention(repo_path(doc.get("path")) or path)
         return out
     body = _DOWNLOADED.sub("", call.text, count=1)
-    if _DOWNLOADED.search(call.text) and body.strip() and path:
+    if _DOWNLOADED.search(call.text) and body.strip() and path \
+            and not body.strip().startswith("[non-text content"):
         # a client that appended the resource's text without Claude Code's prefix
         view = text_view(path, [printed_lines(body.lstrip("\n"))])
         if view is not None:
@@ -111,7 +112,10 @@ def search_code(call: Call) -> Reading:
         for match in item.get("text_matches") or []:
             frag = match.get("fragment") if isinstance(match, dict) else None
             if isinstance(frag, str) and match.get("property", "content") == "content":
-                view = text_view(path, [frag.split("\n")], partial=["both"])
+                # a fragment may start inside a line, and end inside one unless it ends with
+                # a newline
+                cut = "start" if frag.endswith("\n") else "both"
+                view = text_view(path, [printed_lines(frag)], partial=[cut])
                 if view is not None:
                     out.add([view], repo)
                     shown = True

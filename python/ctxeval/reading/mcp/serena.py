@@ -196,13 +196,14 @@ def search_for_pattern(call: Call) -> Reading:
 def _shown_chunks(matches: list[str]) -> list[list[str]]:
     """The lines each match printed, without their prefixes.
 
-    Serena printed ``<prefix><n>: <line>`` until May 2025 and ``<prefix><n>:<line>`` since: the
-    space after the colon is taken for a separator only when every line printed has one (an
-    empty line has none after May 2025). A wrong guess leaves the lines unplaced, never placed
-    elsewhere."""
+    Serena printed ``<prefix><n>: <line>`` until May 2025 and ``<prefix><n>:<line>`` since.
+    The older form is recognised by an empty line, printed as ``<n>: ``; without one, the
+    current form is taken (indented code starts with a space in both). A wrong guess leaves
+    the lines unplaced, never placed elsewhere."""
     parsed = [[g.group("body") for ln in m.split("\n") if (g := _SHOWN.match(ln))]
               for m in matches]
-    spaced = all(b.startswith(" ") for c in parsed for b in c) and any(c for c in parsed)
+    bodies = [b for c in parsed for b in c]
+    spaced = bool(bodies) and all(b.startswith(" ") for b in bodies) and " " in bodies
     return [[b[1:] if spaced else b for b in c] for c in parsed if c]
 
 
