@@ -14,8 +14,10 @@ output shapes below are those of real results (CodeContextBench, Claude Code 2.1
   numbered lines count.
 - ``keyword_search`` / ``nls_search`` → ``{"blocks": [{"type": "file", "repo", "file",
   "chunks": [{"content": "<N>: <line>\\n...", "startLine", "endLine"}]}]}``; each chunk is
-  numbered like ``read_file`` (``endLine`` is the number of its empty trailer). A block without
-  chunks (a path match) names its file: a mention.
+  numbered like ``read_file`` (``endLine`` is the number of its empty trailer). A chunk cut
+  short ends in a numbered marker, ``<N>: ... [chunk truncated]``, where ``endLine`` is still
+  the end of the uncut chunk: line N and the lines after it up to ``endLine`` are not shown,
+  and neither is the marker. A block without chunks (a path match) names its file: a mention.
 - ``list_files`` → ``{"files": [{"path", "isDirectory"}]}``: mentions.
 - ``go_to_definition`` / ``find_references``: read as search blocks (``file`` + numbered
   ``chunks``) where the result has them, else by the generic reader; no real result of these
@@ -48,6 +50,7 @@ from ._common import (
 KIND = "sourcegraph"
 
 _LINE = re.compile(r"^(?P<n>\d+):(?: (?P<body>.*))?$")
+_TRUNCATED = "... [chunk truncated]"
 _BLOB = re.compile(r"^(?:[a-z]+://[^/]+/)?(?P<repo>.+?)/-/blob/(?P<path>[^?#]+)")
 
 
@@ -64,12 +67,18 @@ def tool_name(tool: str) -> str:
     return tool[3:] if tool.startswith("sg_") else tool
 
 
+def _shown(content: str) -> list[int]:
+    """Numbers of the lines a numbered printout shows: not the empty trailer, not the
+    ``... [chunk truncated]`` marker (numbered with the first line it stands for)."""
+    return [n for n, body in numbered(content, _LINE, drop_trailer=True)
+            if body.strip() != _TRUNCATED]
+
+
 def _numbered_content(content: str, file: str, start: Any) -> list[int]:
-    """Line numbers a printed chunk shows: its numbered lines without the empty trailer; an
-    unnumbered chunk with a ``startLine`` counts its lines from there."""
-    found = numbered(content, _LINE, drop_trailer=True)
-    if found:
-        return [n for n, _ in found]
+    """Line numbers a printed chunk shows: its numbered lines without the empty trailer or the
+    truncation marker; an unnumbered chunk with a ``startLine`` counts its lines from there."""
+    if numbered(content, _LINE):
+        return _shown(content)
     if isinstance(start, int) and not isinstance(start, bool) and start >= 1:
         lines = printed_lines(content)
         return list(range(start, start + len(lines)))
@@ -92,7 +101,7 @@ def read_file(call: Call) -> Reading:
     if not path:
         out.warnings.append("mcp: sourcegraph read_file without a path; nothing credited")
         return out
-    nums = [n for n, _ in numbered(content, _LINE, drop_trailer=True)]
+    nums = _shown(content)
     out.add(line_views(path, nums), repo)
     if not nums:
         out.mention(path)
