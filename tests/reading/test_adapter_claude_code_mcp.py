@@ -191,3 +191,17 @@ def test_a_rate_limited_run_has_no_step(tmp_path: Path) -> None:
     (t,) = claude_code_stream.read(f, ReadOptions())
     assert t.steps == [] and t.instance_id == "s"
     assert t.usage is not None and t.usage.api_calls is None  # a synthetic message: no call
+
+
+def test_trial_kept_in_a_folder_named_for_its_task(tmp_path: Path) -> None:
+    """CodeContextBench keeps a trial as ``<task>/<task>_1/`` without Harbor's result.json
+    beside the log: the task is the folder's name; a ``_1`` folder elsewhere names nothing."""
+    from ctxeval.reading.adapters._sessions import harbor_task
+
+    for parent, expected in (("frob-001", "frob-001"), ("runs", None)):
+        agent = tmp_path / parent / "frob-001_1" / "agent"
+        agent.mkdir(parents=True)
+        shutil.copy(STREAM, agent / "claude-code.txt")
+        assert harbor_task(agent / "claude-code.txt") == expected
+        (t,) = claude_code_stream.read(agent / "claude-code.txt", ReadOptions())
+        assert t.instance_id == (expected or "5b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d")

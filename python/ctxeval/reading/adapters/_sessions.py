@@ -84,7 +84,9 @@ def nonempty_str(v: Any) -> str | None:
 def harbor_task(file: Path) -> str | None:
     """The task of the Harbor trial a log sits in (``<trial>/agent/<log>``): the trial's
     ``result.json`` ``task_name``, else the trial directory's name without Harbor's
-    ``__<7 chars>`` suffix; None when the file is not in an ``agent/`` folder."""
+    ``__<7 chars>`` suffix, or without the ``_<n>`` of a trial kept in a folder named for its
+    task (``<task>/<task>_1/``, as CodeContextBench keeps its runs); None when the file is not
+    in an ``agent/`` folder."""
     agent_dir = file.parent
     if agent_dir.name != "agent":
         return None
@@ -96,4 +98,7 @@ def harbor_task(file: Path) -> str | None:
     except (OSError, UnicodeError, ValueError):
         pass
     m = re.fullmatch(r"(.+?)__[A-Za-z0-9]{7}", trial.name)
-    return m.group(1) if m else None
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"(.+)_\d+", trial.name)
+    return m.group(1) if m and m.group(1) == trial.parent.name else None
