@@ -71,7 +71,7 @@ class Tally:
 
     def row(self, name: str) -> str:
         files = str(self.files_read) if self.files_read else ""
-        return (f"{name:<58} {files:>5} {self.steps:>5} {self.lines.tp + self.lines.fn:>6} "
+        return (f"{name:<70} {files:>5} {self.steps:>5} {self.lines.tp + self.lines.fn:>6} "
                 f"{fmt_ratio(self.lines.precision):>7} {fmt_ratio(self.lines.recall):>7} "
                 f"{fmt_ratio(self.files.precision):>7} {fmt_ratio(self.files.recall):>7}")
 
@@ -83,7 +83,7 @@ class Tally:
                          "precision": self.files.precision, "recall": self.files.recall}}
 
 
-HEADER = (f"{'':<58} {'files':>5} {'steps':>5} {'lines':>6} "
+HEADER = (f"{'':<70} {'files':>5} {'steps':>5} {'lines':>6} "
           f"{'line P':>7} {'line R':>7} {'file P':>7} {'file R':>7}")
 
 
