@@ -88,6 +88,30 @@ def test_atif_alone_lacks_only_what_harbor_dropped(tmp_path: Path) -> None:
                          for t, s, v in main]
 
 
+def test_atif_usage_counts_each_message_once(tmp_path: Path) -> None:
+    """Harbor writes one step per content block, each with its message's metrics, and sums
+    them all into final_metrics (234495 prompt tokens here: the first message twice). Each
+    message is counted once, with its cache writes and its largest completion count; worked
+    out by hand from the fixture's metrics: inputs 25010+5000, 25408+400, 25706+300,
+    26305+300, 26505+200, 26654+150, 26804+100, 27093+90; outputs 3, 120, 200, 80, 60, 40,
+    300, 25."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    shutil.copy(TRIAL / "agent" / "trajectory.json", agent)
+    (a,) = atif.read(agent, ReadOptions())
+    assert a.usage is not None
+    assert (a.usage.input_tokens, a.usage.output_tokens, a.usage.cost, a.usage.api_calls) == \
+        (216025, 828, None, 8)
+    # the first message (a thinking block and the keyword search) is charged to its call
+    assert a.steps[0].usage is not None and a.steps[0].usage.input_tokens == 30010
+    assert a.steps[1].usage is not None and a.steps[1].usage.input_tokens == 25808
+    # beside its stream-json log the run's usage is the log's result record, subagent included
+    (b,) = atif.read(TRIAL / "agent", ReadOptions())
+    (s,) = claude_code_stream.read(STREAM, ReadOptions())
+    assert b.usage == s.usage
+    assert b.usage is not None and (b.usage.cost, b.usage.api_calls) == (0.0412, 10)
+
+
 def test_a_twin_of_another_session_is_not_used(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     shutil.copytree(TRIAL / "agent", agent)

@@ -48,6 +48,15 @@ Usage: a step's ``metrics`` (``prompt_tokens`` already includes cached tokens,
 A continued run: Harbor's Terminus writes the whole run's totals in the last segment, so the last
 segment's totals are taken when they reach its own steps' tokens plus the earlier segments'
 totals, else the segments' totals are summed.
+
+Claude Code under Harbor: the converter writes one step per content block of an API message
+(thinking, text, each tool call), every one carrying the whole message's ``metrics``, and sums
+them all into ``final_metrics`` (on CodeContextBench's runs 2.2 times the tokens the run used).
+Consecutive steps with the same prompt, cached and cache-creation tokens are one message: it is
+counted once, with its largest ``completion_tokens`` (the last block's), its input counting
+cache writes as the session log's does, and charged to its first call. The run's usage is the
+stream-json log's ``result`` record when the log is beside the file, else the sum of its
+messages when the file has several blocks per message, else ``final_metrics``.
 """
 
 from __future__ import annotations
@@ -184,6 +193,51 @@ def _final_usage(fm: Any) -> Usage | None:
                            "cost_usd": fm.get("total_cost_usd")})
 
 
+def _cc_key(st: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What identifies the API message a Claude Code step came from in Harbor's rendering: the
+    message's prompt, cached and cache-creation tokens (every block of it carries them)."""
+    m = st.get("metrics")
+    if not isinstance(m, dict) or _num(m.get("prompt_tokens")) is None:
+        return None
+    ex = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    side = (st.get("extra") or {}).get("is_sidechain") if isinstance(st.get("extra"), dict) \
+        else None
+    return (m.get("prompt_tokens"), m.get("cached_tokens"), ex.get("cache_creation_input_tokens"),
+            ex.get("cache_read_input_tokens"), side)
+
+
+def _cc_messages(steps: list[dict[str, Any]]) -> list[int]:
+    """The message each agent step belongs to (consecutive steps with one key share one); a
+    step without metrics is a message of its own."""
+    out: list[int] = []
+    prev: tuple[Any, ...] | None = None
+    for st in steps:
+        key = _cc_key(st)
+        if out and key is not None and key == prev:
+            out.append(out[-1])
+        else:
+            out.append(out[-1] + 1 if out else 0)
+        prev = key
+    return out
+
+
+def _cc_usage(group: list[dict[str, Any]]) -> Usage | None:
+    """One Claude Code message's usage from its steps: input with cache writes, the largest
+    completion count."""
+    ms = [st.get("metrics") for st in group if isinstance(st.get("metrics"), dict)]
+    if not ms:
+        return None
+    m = ms[0]
+    ex = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    ins = [_num(m.get("prompt_tokens")), _num(ex.get("cache_creation_input_tokens"))]
+    outs = [o for o in (_num(x.get("completion_tokens")) for x in ms) if o is not None]
+    costs = [x.get("cost_usd") for x in ms if isinstance(x.get("cost_usd"), (int, float))]
+    return Usage.from_json({"input_tokens": sum(v for v in ins if v is not None)
+                            if ins[0] is not None else None,
+                            "output_tokens": max(outs) if outs else None,
+                            "cost": max(costs) if costs else None})
+
+
 # --- calls and their results ------------------------------------------------------------------
 
 
@@ -265,12 +319,20 @@ def _cwd(doc: dict[str, Any], st: dict[str, Any] | None) -> str | None:
 _Placed = list[tuple[int, Step]]
 
 
+_LOOK = object()
+
+
 def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = None,
-                 warnings: list[str] | None = None) -> _Placed:
+                 warnings: list[str] | None = None, twin: Any = _LOOK) -> _Placed:
     """Claude Code's calls, read with its own tool semantics; with Claude Code's stream-json
     log beside the file (Harbor's ``claude-code.txt``) for the same session, each result's text
     is the log's (Harbor strips it) and the subagents the ATIF leaves out are read from it."""
-    twin = _stream_twin(doc, file, warnings)
+    if twin is _LOOK:
+        twin = _stream_twin(doc, file, warnings)
+    msg = _cc_messages([t.step for t in turns])
+    msg_usage = {g: _cc_usage([t.step for t, h in zip(turns, msg, strict=True) if h == g])
+                 for g in set(msg)}
+    charged: set[int] = set()
     sidechains = any(t.step.get("extra", {}).get("is_sidechain") is True for t in turns
                      if isinstance(t.step.get("extra"), dict))
     mcp = McpRun()
@@ -280,11 +342,12 @@ def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = No
         ex = t.step.get("extra") if isinstance(t.step.get("extra"), dict) else {}
         sub = (_str_or_none(ex.get("agent_id")) or "sidechain") \
             if ex.get("is_sidechain") is True else None
-        for k, c in enumerate(t.calls):
+        for c in t.calls:
             step = claude_code.call_step(c.name, c.args, len(out), cwd)
             step.subagent = sub
-            if k == 0:
-                step.usage = t.usage
+            if msg[pos] not in charged:
+                step.usage = msg_usage[msg[pos]]
+                charged.add(msg[pos])
             out.append((pos, step))
             shown = twin.results.get(c.call_id) if twin and c.call_id else None
             if shown is not None:
@@ -581,6 +644,7 @@ class _Reading:
                  root: dict[str, Any] | None = None) -> None:
         self.file, self.doc, self.warnings, self.depth = file, doc, warnings, depth
         self.root = root if root is not None else doc
+        self.twin: claude_code_stream.StreamRun | None = None
         self.segments: list[tuple[Path, dict[str, Any]]] = [(file, doc)]
         seen = {file.resolve()}
         cur_file, cur = file, doc
@@ -617,7 +681,8 @@ class _Reading:
             if reader is None and name.startswith("terminus"):
                 reader = _terminus
             if reader is _claude_code:
-                placed = _claude_code(self.doc, turns, self.file, self.warnings)
+                self.twin = _stream_twin(self.doc, self.file, self.warnings)
+                placed = _claude_code(self.doc, turns, self.file, self.warnings, twin=self.twin)
             else:
                 placed = (reader or _generic)(self.doc, turns)
         subs: dict[int, list[Step]] = {}
@@ -691,6 +756,22 @@ class _Reading:
         return last.input_tokens >= own + earlier.input_tokens
 
     def usage(self) -> Usage | None:
+        if _agent_name(self.doc) == "claude-code":
+            if self.twin is not None and self.twin.usage is not None:
+                return self.twin.usage
+            own = [st for st in self._own_steps() if st.get("source") == "agent"]
+            msg = _cc_messages(own)
+            if len(set(msg)) < len(msg):  # Harbor's one step per content block
+                groups = [[st for st, h in zip(own, msg, strict=True) if h == g]
+                          for g in sorted(set(msg))]
+                per_msg = [u for u in (_cc_usage(g) for g in groups) if u is not None]
+                total = Usage.total(per_msg)
+                if total is not None:
+                    total.api_calls = len(per_msg)
+                    finals = [_final_usage(d.get("final_metrics")) for _, d in self.segments]
+                    if total.cost is None and finals and finals[-1] is not None:
+                        total.cost = finals[-1].cost
+                return total
         per_step = [_metrics_usage(st.get("metrics")) for st in self._own_steps()
                     if st.get("source") == "agent"]
         calls = sum(1 for u in per_step if u is not None)
