@@ -116,6 +116,25 @@ def ways(file: dict[str, Any], path: Path) -> list[tuple[str, bool]]:
     return [(file["format"], False)]
 
 
+def result_record(log: Path) -> tuple[int, int] | None:
+    """(input tokens with cache reads and writes, output tokens) of a stream-json log's closing
+    ``result`` record, read directly (Claude Code's own accounting of the run), or None."""
+    if not log.exists():
+        return None
+    for raw in log.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("type") == "result" \
+                and isinstance(rec.get("usage"), dict):
+            u = rec["usage"]
+            ins = sum(u.get(k) or 0 for k in ("input_tokens", "cache_creation_input_tokens",
+                                              "cache_read_input_tokens"))
+            return ins, u.get("output_tokens") or 0
+    return None
+
+
 def measure(directory: Path, ann: dict[str, Any], details: bool) -> dict[str, Any]:
     by_file: dict[str, Tally] = {}
     by_tool: dict[str, Tally] = defaultdict(Tally)
@@ -124,6 +143,7 @@ def measure(directory: Path, ann: dict[str, Any], details: bool) -> dict[str, An
     by_arm: dict[str, Tally] = defaultdict(Tally)
     skipped: list[str] = []
     disagreements: dict[str, list[str]] = {}
+    usage_rows: list[tuple[str, tuple[int, int] | None, tuple[Any, Any]]] = []
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for run in ann["runs"]:
@@ -148,6 +168,10 @@ def measure(directory: Path, ann: dict[str, Any], details: bool) -> dict[str, An
                              "steps": run["steps"], "path_prefixes": run.get("path_prefixes", []),
                              "file_lines": run.get("file_lines", {})}
                     res = compare(entry, traj, skip_ambiguous=False)
+                    u = traj.usage
+                    usage_rows.append((name, result_record(path.parent / "claude-code.txt"),
+                                       (u.input_tokens if u else None,
+                                        u.output_tokens if u else None)))
                     diffs = list(res.diffs)
                     tally = by_file[name] = Tally()
                     tally.files_read = 1
@@ -193,6 +217,10 @@ def measure(directory: Path, ann: dict[str, Any], details: bool) -> dict[str, An
     table("per arm and reading", by_arm)
     print()
     print(total.row("TOTAL"))
+    print("\n== usage: ctxeval's reading against the stream-json log's result record (in, out)")
+    for name, want, got in usage_rows:
+        verdict = "-" if want is None else ("same" if tuple(got) == want else "DIFFERENT")
+        print(f"{name:<70} {got!s:>22} {want!s:>22} {verdict}")
     for note in skipped:
         print(f"skipped: {note}")
     if details:
@@ -209,6 +237,7 @@ def measure(directory: Path, ann: dict[str, Any], details: bool) -> dict[str, An
         "total": total.as_dict(),
         "skipped": skipped,
         "disagreements": disagreements,
+        "usage": [{"reading": n, "result_record": w, "read": list(g)} for n, w, g in usage_rows],
     }
 
 
