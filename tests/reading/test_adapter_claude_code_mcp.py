@@ -23,6 +23,7 @@ from ctxeval.errors import AdapterError
 from ctxeval.model import View
 from ctxeval.reading import adapters, inputs
 from ctxeval.reading.adapters import ReadOptions, atif, claude_code, claude_code_stream
+from ctxeval.reading.mcp import McpRun
 
 TRIAL = FIXTURES / "adapters" / "atif" / "claude-code-mcp__Qm7Xa2c"
 STREAM = TRIAL / "agent" / "claude-code.txt"
@@ -229,3 +230,63 @@ def test_trial_kept_in_a_folder_named_for_its_task(tmp_path: Path) -> None:
         assert harbor_task(agent / "claude-code.txt") == expected
         (t,) = claude_code_stream.read(agent / "claude-code.txt", ReadOptions())
         assert t.instance_id == (expected or "5b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d")
+
+
+# --- results Claude Code saved to a file instead of showing them -----------------------------
+
+SAVED = ("/logs/agent/sessions/projects/-workspace/9f1e/tool-results/"
+         "mcp-sourcegraph-sg_read_file-1772566253364.txt")
+#: Claude Code 2.1.63's answer to an MCP result over its limit (shape of CodeContextBench's
+#: iwlwifi MCP run, call 2)
+OVER = (f"Error: result (72,878 characters) exceeds maximum allowed tokens. Output has been saved "
+        f"to {SAVED}.\nFormat: JSON with schema: {{content: string, url: string}}\nUse offset and "
+        "limit parameters to read specific portions of the file, the Grep tool to search for "
+        "specific content, and jq to make structured queries.")
+READ_ARGS = {"repo": "github.com/sg-evals/widgets--0a1b2c3d", "path": "src/w.c"}
+
+
+def _after_saved(tool: str, inp: dict, text: str, *, first: tuple = ("sg_read_file", READ_ARGS)):
+    run = McpRun()
+    s0 = claude_code.call_step(f"mcp__sourcegraph__{first[0]}", first[1], 0, "/workspace")
+    claude_code.observe(s0, first[1], OVER, False, "/workspace", mcp=run)
+    assert s0.views == [] and SAVED in run.saved
+    s1 = claude_code.call_step(tool, inp, 1, "/workspace")
+    claude_code.observe(s1, inp, text, False, "/workspace", mcp=run)
+    return s1, run.finish()
+
+
+def test_saved_result_read_back_by_a_command_credits_the_file_it_read() -> None:
+    cmd = f"jq -r .content {SAVED} | sed -n '500,503p'"
+    # the server's numbers; 503 is a real empty line (sed printed it), not a trailer
+    out = "500: int a;\n501: \n502: int b;\n503: "
+    step, warnings = _after_saved("Bash", {"command": cmd}, out)
+    assert step.views == [View("src/w.c", 500, 503)]
+    assert any("saved to a file" in w for w in warnings)
+
+
+def test_saved_result_grepped_with_numbers_credits_the_servers_numbers() -> None:
+    cmd = f"jq -r .content {SAVED} | grep -n frob"
+    step, _ = _after_saved("Bash", {"command": cmd}, "12:12: frob();\n40:40: x = frob(1);")
+    assert step.views == [View("src/w.c", 12, 12), View("src/w.c", 40, 40)]
+
+
+def test_saved_result_read_with_read_shows_the_visible_part_of_its_json() -> None:
+    content = json.dumps({"content": "1: /*\n2:  * w\n3:  */\n4: #include <w.h>\n5: ", "url": "u"})
+    # Read prints the JSON file's one line, cut: lines 1-3 whole, line 4 in part
+    step, _ = _after_saved("Read", {"file_path": SAVED}, "     1\u2192" + content[:45])
+    assert step.views == [View("src/w.c", 1, 4)]
+    whole, _ = _after_saved("Read", {"file_path": SAVED}, "     1\u2192" + content)
+    assert whole.views == [View("src/w.c", 1, 4)]  # 5 is the server's empty trailer
+
+
+def test_saved_search_result_credits_nothing_and_the_saved_file_is_no_view() -> None:
+    search = ("sg_keyword_search", {"query": "repo:^github.com/sg-evals/widgets--0a1b2c3d$ frob"})
+    cmd = f"cat {SAVED} | head -c 300"
+    out = '{"blocks":[{"chunks":[{"content":"12: frob();'
+    step, _ = _after_saved("Bash", {"command": cmd}, out, first=search)
+    assert step.views == []
+
+
+def test_a_command_on_other_files_is_read_as_usual() -> None:
+    step, _ = _after_saved("Bash", {"command": "grep -n frob src/u.c"}, "7: frob();")
+    assert step.views == [View("src/u.c", 7, 7)]

@@ -52,6 +52,7 @@ PRIORITY = 30
 
 _TYPES = ("user", "assistant", "summary", "system", "file-history-snapshot")
 _NUMBERED = re.compile(r"^\s*(\d+)(?:→|\t)")
+_NUMBERED_PREFIX = re.compile(r"^\s*\d+(?:→|\t)")
 _GREP_HIT = re.compile(r"^(.+?):(\d+):")
 _GREP_CTX = re.compile(r"^(.+?)-(\d+)-")
 _SESSION_KEY = re.compile(rb'(?<!\\)"sessionId"\s*:\s*"')
@@ -289,6 +290,16 @@ def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str
         return
     if name in _LISTING_TOOLS:
         return
+    if mcp is not None and mcp.saved and name in ("Bash", "Read", "Grep"):
+        saved = mcp.saved_in(_str(inp.get("command")), _str(inp.get("file_path")),
+                             _str(inp.get("path")))
+        if saved is not None:
+            # an MCP result Claude Code saved to a file: not a file of the repository; what
+            # the command printed of it with the server's numbers is the file it came from
+            if name == "Bash":
+                return mcp.observe_saved(step, saved, text)
+            return mcp.observe_saved(step, saved, _saved_json_text(text) if name == "Read"
+                                     else "", whole=True)
     if name == "Read":
         f = _rel(_str(inp.get("file_path")), cwd)
         if f:
@@ -304,6 +315,41 @@ def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str
         step.views = [View(v.file, v.start_line, v.end_line, post_edit=True)
                       for v in _numbered(step.edits[0], text)]
     return None
+
+
+_JSON_CONTENT = re.compile(r'"content"\s*:\s*"')
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": "\r", "b": "\b",
+            "f": "\f"}
+
+
+def _saved_json_text(text: str) -> str:
+    """The text a Read of a saved MCP result showed of its ``content`` string: Read prints the
+    JSON file (``N→{"content":"1: ...\\n2: ..."``, a long line cut by Read), so the string's
+    escapes are undone up to where the printout stops."""
+    body = "\n".join(_NUMBERED_PREFIX.sub("", line, count=1) for line in text.splitlines())
+    m = _JSON_CONTENT.search(body)
+    if m is None:
+        return ""
+    out: list[str] = []
+    i = m.end()
+    while i < len(body):
+        c = body[i]
+        if c == '"':
+            break
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt == "u" and i + 6 <= len(body):
+                code = body[i + 2:i + 6]
+                if all(ch in "0123456789abcdefABCDEF" for ch in code):
+                    out.append(chr(int(code, 16)))
+                i += 6
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def structured_content(tool_use_result: Any) -> Any:

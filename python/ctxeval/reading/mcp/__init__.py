@@ -52,6 +52,12 @@ from ._common import Call, Reading, same_repo
 __all__ = ["KINDS", "McpReading", "McpRun", "read_call", "server_kind", "split_tool_name"]
 
 _CLAUDE_NAME = re.compile(r"^mcp__(?P<server>[^_].*?)__(?P<tool>.+)$")
+# Claude Code's answer when an MCP result is over its limit: the result goes to a file
+_SAVED = re.compile(r"exceeds maximum allowed tokens\. Output has been saved to (?P<path>\S+?)\.?$",
+                    re.MULTILINE)
+# a line of a numbered printout as a shell command shows it (``N: text``), after an optional
+# ``grep -n`` prefix of the command's own (``K:`` or ``K-``)
+_SAVED_LINE = re.compile(r"^(?:\d+[:-])?(?P<n>\d+):(?: (?P<body>.*))?$")
 
 #: The server kinds with a reader module, in the order they are tried.
 KINDS: tuple[ModuleType, ...] = (sourcegraph, github, serena, filesystem)
@@ -137,15 +143,58 @@ class McpRun:
         self.repo = repo
         self._read: list[tuple[Step, McpReading]] = []
         self._warnings: Counter[str] = Counter()
+        #: results Claude Code saved to a file instead of showing them: path -> the call
+        self.saved: dict[str, tuple[str, str, dict[str, Any]]] = {}
 
     def observe(self, step: Step, server: str, tool: str, args: Any, text: str, *,
                 is_error: bool = False, cwd: str | None = None, structured: Any = None
                 ) -> McpReading:
         reading = read_call(server, tool, args, text, is_error=is_error, cwd=cwd,
                             structured=structured)
+        m = _SAVED.search(text) if isinstance(text, str) and not reading.views else None
+        if m is not None:
+            self.saved[m.group("path")] = (server, tool, args if isinstance(args, dict) else {})
         step.views = list(reading.views)
         if reading.edits:
             step.edits = list(dict.fromkeys([*step.edits, *reading.edits]))
+        self._read.append((step, reading))
+        self._warnings.update(reading.warnings)
+        return reading
+
+    def saved_in(self, *refs: str | None) -> str | None:
+        """The saved result a command or path names (its path, or its file name), if any."""
+        for path in self.saved:
+            name = path.rsplit("/", 1)[-1]
+            if any(isinstance(r, str) and (path in r or name in r) for r in refs):
+                return path
+        return None
+
+    def observe_saved(self, step: Step, path: str, text: str, *, whole: bool = False
+                      ) -> McpReading:
+        """A command's output over a saved result (``jq -r .content <file> | sed -n ...``):
+        the lines it printed with the server's own numbers (``N: text``) are views of the file
+        the saved call read, as if the server had shown them; other output shows nothing. Only
+        a Sourcegraph ``read_file`` names one file: other saved results credit nothing.
+        ``whole``: ``text`` is the saved content itself (a Read of the file), whose last empty
+        number is the server's trailer; a command's selection of lines has none."""
+        server, tool, args = self.saved[path]
+        kind = server_kind(server, tool)
+        name = kind.tool_name(tool) if hasattr(kind, "tool_name") else tool
+        lines, last = [], 0
+        for raw in (text or "").splitlines():
+            m = _SAVED_LINE.match(raw)
+            if m:
+                lines.append(f"{m.group('n')}: {m.group('body') or ''}")
+                last = int(m.group("n"))
+        if lines and not whole:
+            lines.append(f"{last + 1}: ")  # stands for the trailer the reader leaves out
+        if kind is not sourcegraph or name != "read_file" or not lines:
+            reading = McpReading(kind=kind.KIND)
+        else:
+            reading = read_call(server, tool, args, "\n".join(lines))
+            reading.warnings.append("mcp: lines of a result Claude Code saved to a file, "
+                                    "read back by a command, credited to the file it read")
+        step.views = list(reading.views)
         self._read.append((step, reading))
         self._warnings.update(reading.warnings)
         return reading
