@@ -11,6 +11,7 @@ one that does not marks them post-edit so that they count at file level only (sp
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -78,3 +79,26 @@ def relative_to_cwd(p: str | None, cwd: str | None) -> str | None:
 
 def nonempty_str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
+
+
+def harbor_task(file: Path) -> str | None:
+    """The task of the Harbor trial a log sits in (``<trial>/agent/<log>``): the trial's
+    ``result.json`` ``task_name``, else the trial directory's name without Harbor's
+    ``__<7 chars>`` suffix, or without the ``_<n>`` of a trial kept in a folder named for its
+    task (``<task>/<task>_1/``, as CodeContextBench keeps its runs); None when the file is not
+    in an ``agent/`` folder."""
+    agent_dir = file.parent
+    if agent_dir.name != "agent":
+        return None
+    trial = agent_dir.parent
+    try:
+        res = json.loads((trial / "result.json").read_text(encoding="utf-8"))
+        if isinstance(res, dict) and isinstance(res.get("task_name"), str) and res["task_name"]:
+            return res["task_name"]
+    except (OSError, UnicodeError, ValueError):
+        pass
+    m = re.fullmatch(r"(.+?)__[A-Za-z0-9]{7}", trial.name)
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"(.+)_\d+", trial.name)
+    return m.group(1) if m and m.group(1) == trial.parent.name else None

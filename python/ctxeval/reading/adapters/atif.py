@@ -48,6 +48,15 @@ Usage: a step's ``metrics`` (``prompt_tokens`` already includes cached tokens,
 A continued run: Harbor's Terminus writes the whole run's totals in the last segment, so the last
 segment's totals are taken when they reach its own steps' tokens plus the earlier segments'
 totals, else the segments' totals are summed.
+
+Claude Code under Harbor: the converter writes one step per content block of an API message
+(thinking, text, each tool call), every one carrying the whole message's ``metrics``, and sums
+them all into ``final_metrics`` (on CodeContextBench's runs 2.2 times the tokens the run used).
+Consecutive steps with the same prompt, cached and cache-creation tokens are one message: it is
+counted once, with its largest ``completion_tokens`` (the last block's), its input counting
+cache writes as the session log's does, and charged to its first call. The run's usage is the
+stream-json log's ``result`` record when the log is beside the file, else the sum of its
+messages when the file has several blocks per message, else ``final_metrics``.
 """
 
 from __future__ import annotations
@@ -61,9 +70,10 @@ from typing import Any
 
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
+from ..mcp import McpRun
 from ..shell import read_shell
-from . import ReadOptions, claude_code, codex, mini_swe_agent, openhands
-from ._sessions import json_document, mark_views_after_edits
+from . import ReadOptions, claude_code, claude_code_stream, codex, mini_swe_agent, openhands
+from ._sessions import harbor_task, json_document, mark_views_after_edits
 from .swe_agent import EditTracker
 
 FORMAT = "atif"
@@ -142,19 +152,9 @@ def _agent_name(doc: dict[str, Any]) -> str | None:
 def _instance_id(file: Path, doc: dict[str, Any]) -> str:
     """The task of a Harbor trial (``<trial>/result.json``'s ``task_name``), else the trial
     directory's name without Harbor's ``__<7 chars>`` suffix, else the session id or file name."""
-    agent_dir = file.parent
-    trial = agent_dir.parent if agent_dir.name == "agent" else None
-    if trial is not None:
-        try:
-            res = json.loads((trial / "result.json").read_text(encoding="utf-8"))
-            if isinstance(res, dict) and isinstance(res.get("task_name"), str) \
-                    and res["task_name"]:
-                return res["task_name"]
-        except (OSError, UnicodeError, ValueError):
-            pass
-        m = re.fullmatch(r"(.+?)__[A-Za-z0-9]{7}", trial.name)
-        if m:
-            return m.group(1)
+    task = harbor_task(file)
+    if task:
+        return task
     sid = doc.get("session_id")
     if file.name == _FILE and isinstance(sid, str) and sid:
         return sid
@@ -191,6 +191,51 @@ def _final_usage(fm: Any) -> Usage | None:
     return _metrics_usage({"prompt_tokens": fm.get("total_prompt_tokens"),
                            "completion_tokens": fm.get("total_completion_tokens"),
                            "cost_usd": fm.get("total_cost_usd")})
+
+
+def _cc_key(st: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What identifies the API message a Claude Code step came from in Harbor's rendering: the
+    message's prompt, cached and cache-creation tokens (every block of it carries them)."""
+    m = st.get("metrics")
+    if not isinstance(m, dict) or _num(m.get("prompt_tokens")) is None:
+        return None
+    ex = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    side = (st.get("extra") or {}).get("is_sidechain") if isinstance(st.get("extra"), dict) \
+        else None
+    return (m.get("prompt_tokens"), m.get("cached_tokens"), ex.get("cache_creation_input_tokens"),
+            ex.get("cache_read_input_tokens"), side)
+
+
+def _cc_messages(steps: list[dict[str, Any]]) -> list[int]:
+    """The message each agent step belongs to (consecutive steps with one key share one); a
+    step without metrics is a message of its own."""
+    out: list[int] = []
+    prev: tuple[Any, ...] | None = None
+    for st in steps:
+        key = _cc_key(st)
+        if out and key is not None and key == prev:
+            out.append(out[-1])
+        else:
+            out.append(out[-1] + 1 if out else 0)
+        prev = key
+    return out
+
+
+def _cc_usage(group: list[dict[str, Any]]) -> Usage | None:
+    """One Claude Code message's usage from its steps: input with cache writes, the largest
+    completion count."""
+    ms = [st.get("metrics") for st in group if isinstance(st.get("metrics"), dict)]
+    if not ms:
+        return None
+    m = ms[0]
+    ex = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    ins = [_num(m.get("prompt_tokens")), _num(ex.get("cache_creation_input_tokens"))]
+    outs = [o for o in (_num(x.get("completion_tokens")) for x in ms) if o is not None]
+    costs = [x.get("cost_usd") for x in ms if isinstance(x.get("cost_usd"), (int, float))]
+    return Usage.from_json({"input_tokens": sum(v for v in ins if v is not None)
+                            if ins[0] is not None else None,
+                            "output_tokens": max(outs) if outs else None,
+                            "cost": max(costs) if costs else None})
 
 
 # --- calls and their results ------------------------------------------------------------------
@@ -274,19 +319,101 @@ def _cwd(doc: dict[str, Any], st: dict[str, Any] | None) -> str | None:
 _Placed = list[tuple[int, Step]]
 
 
-def _claude_code(doc: dict[str, Any], turns: list[_Turn]) -> _Placed:
+_LOOK = object()
+
+
+def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = None,
+                 warnings: list[str] | None = None, twin: Any = _LOOK) -> _Placed:
+    """Claude Code's calls, read with its own tool semantics; with Claude Code's stream-json
+    log beside the file (Harbor's ``claude-code.txt``) for the same session, each result's text
+    is the log's (Harbor strips it) and the subagents the ATIF leaves out are read from it."""
+    if twin is _LOOK:
+        twin = _stream_twin(doc, file, warnings)
+    msg = _cc_messages([t.step for t in turns])
+    msg_usage = {g: _cc_usage([t.step for t, h in zip(turns, msg, strict=True) if h == g])
+                 for g in set(msg)}
+    charged: set[int] = set()
+    sidechains = any(t.step.get("extra", {}).get("is_sidechain") is True for t in turns
+                     if isinstance(t.step.get("extra"), dict))
+    mcp = McpRun()
     out: _Placed = []
     for pos, t in enumerate(turns):
         cwd = _cwd(doc, t.step)
-        for k, c in enumerate(t.calls):
+        ex = t.step.get("extra") if isinstance(t.step.get("extra"), dict) else {}
+        sub = (_str_or_none(ex.get("agent_id")) or "sidechain") \
+            if ex.get("is_sidechain") is True else None
+        for c in t.calls:
             step = claude_code.call_step(c.name, c.args, len(out), cwd)
-            if k == 0:
-                step.usage = t.usage
+            step.subagent = sub
+            if msg[pos] not in charged:
+                step.usage = msg_usage[msg[pos]]
+                charged.add(msg[pos])
             out.append((pos, step))
-            if c.result is not None:
-                text, is_error = _claude_result(c.result)
-                claude_code.observe(step, c.args, text, is_error, cwd)
+            shown = twin.results.get(c.call_id) if twin and c.call_id else None
+            if shown is not None:
+                claude_code.observe(step, c.args, shown[0], shown[1], cwd, mcp=mcp,
+                                    structured=shown[2])
+            elif c.result is not None:
+                text, is_error = _claude_result(c.result, ex if len(t.calls) == 1 else None)
+                claude_code.observe(step, c.args, text, is_error, cwd, mcp=mcp)
+            if twin and not sidechains and c.call_id in twin.subagents:
+                label = twin.labels.get(c.call_id, c.call_id)
+                for raw in twin.subagents[c.call_id]:
+                    s = claude_code.call_step(raw.name, raw.args, len(out), cwd)
+                    s.subagent, s.usage = label, raw.usage
+                    if raw.result is not None:
+                        claude_code.observe(s, raw.args, raw.result[0], raw.result[1], cwd,
+                                            mcp=mcp, structured=raw.result[2])
+                    out.append((pos, s))
+    if warnings is not None:
+        warnings.extend(mcp.finish())
+    else:
+        mcp.finish()
+    if sidechains:
+        out = _sidechains_in_time(turns, out)
     mark_views_after_edits([s for _, s in out])
+    return out
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _stream_twin(doc: dict[str, Any], file: Path | None, warnings: list[str] | None
+                 ) -> claude_code_stream.StreamRun | None:
+    """The stream-json log of the same session beside an ATIF file, read; None when there is
+    none, it is of another session, or it cannot be read."""
+    if file is None:
+        return None
+    twin = file.parent / claude_code_stream.HARBOR_LOG
+    if not twin.is_file():
+        return None
+    try:
+        run = claude_code_stream.read_stream(twin)
+    except AdapterError as exc:
+        if warnings is not None:
+            warnings.append(f"{claude_code_stream.HARBOR_LOG} beside the ATIF not read: "
+                            f"{exc.message}")
+        return None
+    if run.session_id != doc.get("session_id"):
+        return None
+    return run
+
+
+def _sidechains_in_time(turns: list[_Turn], placed: _Placed) -> _Placed:
+    """Harbor writes a session's sidechain (subagent) events before the others; put each
+    sidechain step back after the last agent step that started before it."""
+    stamp = [str(t.step.get("timestamp") or "") for t in turns]
+    main = [(p, s) for p, s in placed if s.subagent is None]
+    side = [(p, s) for p, s in placed if s.subagent is not None]
+    out: _Placed = []
+    k = 0
+    for p, s in main:
+        while k < len(side) and stamp[side[k][0]] and stamp[side[k][0]] < stamp[p]:
+            out.append((p, side[k][1]))
+            k += 1
+        out.append((p, s))
+    out.extend(side[k:])
     return out
 
 
@@ -296,9 +423,17 @@ _HARBOR_SECTIONS = re.compile(
     r"|(?:\A|\n\n)\[error\] tool reported failure\Z")
 
 
-def _claude_result(result: dict[str, Any]) -> tuple[str, bool]:
-    """The text the model was shown and whether the tool failed (see the module docstring)."""
+def _claude_result(result: dict[str, Any], step_extra: dict[str, Any] | None = None
+                   ) -> tuple[str, bool]:
+    """The text the model was shown and whether the tool failed (see the module docstring).
+
+    Harbor keeps the raw block and the error flag on the result's ``extra``, or (its renderings
+    of early 2026, one call per step) on the step's: ``step_extra`` is that step's ``extra``
+    when the step made this call alone."""
     ex = result.get("extra") if isinstance(result.get("extra"), dict) else {}
+    if not ex.get("tool_result_metadata") and step_extra \
+            and isinstance(step_extra.get("tool_result_metadata"), dict):
+        ex = step_extra
     md = ex.get("tool_result_metadata") if isinstance(ex.get("tool_result_metadata"), dict) \
         else {}
     raw = md.get("raw_tool_result")
@@ -509,6 +644,7 @@ class _Reading:
                  root: dict[str, Any] | None = None) -> None:
         self.file, self.doc, self.warnings, self.depth = file, doc, warnings, depth
         self.root = root if root is not None else doc
+        self.twin: claude_code_stream.StreamRun | None = None
         self.segments: list[tuple[Path, dict[str, Any]]] = [(file, doc)]
         seen = {file.resolve()}
         cur_file, cur = file, doc
@@ -544,7 +680,11 @@ class _Reading:
             reader = _READERS.get(name)
             if reader is None and name.startswith("terminus"):
                 reader = _terminus
-            placed = (reader or _generic)(self.doc, turns)
+            if reader is _claude_code:
+                self.twin = _stream_twin(self.doc, self.file, self.warnings)
+                placed = _claude_code(self.doc, turns, self.file, self.warnings, twin=self.twin)
+            else:
+                placed = (reader or _generic)(self.doc, turns)
         subs: dict[int, list[Step]] = {}
         for pos, st in enumerate(raw):
             refs = _turn(st).subagent_refs
@@ -616,6 +756,22 @@ class _Reading:
         return last.input_tokens >= own + earlier.input_tokens
 
     def usage(self) -> Usage | None:
+        if _agent_name(self.doc) == "claude-code":
+            if self.twin is not None and self.twin.usage is not None:
+                return self.twin.usage
+            own = [st for st in self._own_steps() if st.get("source") == "agent"]
+            msg = _cc_messages(own)
+            if len(set(msg)) < len(msg):  # Harbor's one step per content block
+                groups = [[st for st, h in zip(own, msg, strict=True) if h == g]
+                          for g in sorted(set(msg))]
+                per_msg = [u for u in (_cc_usage(g) for g in groups) if u is not None]
+                total = Usage.total(per_msg)
+                if total is not None:
+                    total.api_calls = len(per_msg)
+                    finals = [_final_usage(d.get("final_metrics")) for _, d in self.segments]
+                    if total.cost is None and finals and finals[-1] is not None:
+                        total.cost = finals[-1].cost
+                return total
         per_step = [_metrics_usage(st.get("metrics")) for st in self._own_steps()
                     if st.get("source") == "agent"]
         calls = sum(1 for u in per_step if u is not None)
