@@ -1,4 +1,5 @@
-"""Pieces shared by the adapters of agent session logs (Claude Code, Codex CLI).
+"""Pieces shared by the adapters of agent session logs (Claude Code, Codex CLI, Gemini CLI,
+OpenCode).
 
 Views after edits: for adapters that cannot map edited coordinates back to base lines.
 
@@ -16,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AdapterError
-from ...model import Step
+from ...linesets import line_runs
+from ...model import Step, View
+from ..mcp import read_call
 
 
 def json_document(path: Path) -> Any:
@@ -30,13 +33,14 @@ def json_document(path: Path) -> Any:
         raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
 
 
-def jsonl_objects(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """``(line, object)`` of every record of a JSONL log. A cut last line (a log still being
-    written) is dropped; any other bad line is an error naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
+def jsonl_objects(path: Path, text: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` of every record of a JSONL log (``text``, else the file's). A cut last
+    line (a log still being written) is dropped; any other bad line is an error naming it."""
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
     out = []
     lines = text.splitlines()
     for lineno, raw in enumerate(lines, start=1):
@@ -78,3 +82,32 @@ def relative_to_cwd(p: str | None, cwd: str | None) -> str | None:
 
 def nonempty_str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
+
+
+def numbered_views(f: str, numbers: list[int]) -> list[View]:
+    """Line views of ``f`` for the line numbers a tool printed beside its lines."""
+    return [View(f, a, b) for a, b in line_runs(numbers)]
+
+
+def elided(head: str, tail: str) -> str:
+    """An output whose middle was cut inside a line, written as mini-swe-agent writes one, the
+    shape :func:`ctxeval.reading.shell.read_shell` reads: ``head`` ends inside a line and
+    ``tail`` starts inside one. Agents that cut by characters (Codex's ``…N tokens
+    truncated…``, Gemini CLI's ``... [N characters omitted] ...``) are handed to the shell
+    reader in this shape, so that one piece of code reads every such cut."""
+    return (f"<output_head>\n{head}\n</output_head>\n<elided_chars>\n</elided_chars>\n"
+            f"<output_tail>\n{tail}\n</output_tail>")
+
+
+def mcp_observe(step: Step, server: str, tool: str, args: Any, text: str, *,
+                is_error: bool, cwd: str | None, structured: Any = None,
+                warnings: list[str] | None = None) -> None:
+    """Views of an MCP tool call, read by :func:`ctxeval.reading.mcp.read_call` (one reader per
+    server's tool, whatever the agent); paths under ``cwd`` are made relative to it and the
+    reading's warnings go to ``warnings`` (the trajectory's ``extra["read_warnings"]``)."""
+    reading = read_call(server, tool, args if isinstance(args, dict) else {}, text,
+                        is_error=is_error, cwd=cwd, structured=structured)
+    step.views = [replace(v, file=relative_to_cwd(v.file, cwd) or v.file)
+                  for v in reading.views]
+    if warnings is not None:
+        warnings.extend(f"step {step.index} ({step.tool}): {w}" for w in reading.warnings)

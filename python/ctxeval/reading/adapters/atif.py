@@ -315,7 +315,7 @@ def _claude_result(result: dict[str, Any]) -> tuple[str, bool]:
     return (text[:m.start()] if m else text), failed
 
 
-def _codex(doc: dict[str, Any], turns: list[_Turn]) -> _Placed:
+def _codex(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Placed:
     out: _Placed = []
     for pos, t in enumerate(turns):
         cwd = _cwd(doc, t.step)
@@ -324,13 +324,17 @@ def _codex(doc: dict[str, Any], turns: list[_Turn]) -> _Placed:
         for k, c in enumerate(t.calls):
             item = {"type": "function_call", "name": c.name, "arguments": c.args,
                     "call_id": c.call_id}
-            step, script, workdir = codex.call_step(item, len(out))
+            call = codex.call(item, len(out))
             if k == 0:
-                step.usage = t.usage
-            out.append((pos, step))
-            if script is not None and c.result is not None:
-                output = {"output": c.text, **({"metadata": meta} if meta else {})}
-                codex.observe(step, script, output, workdir or cwd, cwd or workdir)
+                call.step.usage = t.usage
+            out.append((pos, call.step))
+            if c.result is None:
+                continue
+            if call.kind == "shell":
+                output: Any = {"output": c.text, **({"metadata": meta} if meta else {})}
+            else:
+                output = c.text
+            codex.observe_call(call, output, cwd, warnings)
     mark_views_after_edits([s for _, s in out])
     return out
 
@@ -492,11 +496,13 @@ def _shown(c: _Call) -> str:
         return c.name
 
 
-_READERS: dict[str, Callable[[dict[str, Any], list[_Turn]], _Placed]] = {
+_READERS: dict[str, Callable[..., _Placed]] = {
     "claude-code": _claude_code, "codex": _codex, "openhands": _openhands,
     "openhands-sdk": _openhands, "terminus": _terminus, "terminus-1": _terminus,
     "terminus-2": _terminus,
 }
+#: Readers that also take the run's read warnings (what they guessed or skipped).
+_READERS_WITH_WARNINGS = frozenset({_codex})
 
 
 # --- joining segments and subagents -----------------------------------------------------------
@@ -544,7 +550,10 @@ class _Reading:
             reader = _READERS.get(name)
             if reader is None and name.startswith("terminus"):
                 reader = _terminus
-            placed = (reader or _generic)(self.doc, turns)
+            if reader in _READERS_WITH_WARNINGS:
+                placed = reader(self.doc, turns, self.warnings)  # type: ignore[call-arg]
+            else:
+                placed = (reader or _generic)(self.doc, turns)
         subs: dict[int, list[Step]] = {}
         for pos, st in enumerate(raw):
             refs = _turn(st).subagent_refs
