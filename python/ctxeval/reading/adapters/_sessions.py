@@ -12,6 +12,7 @@ one that does not marks them post-edit so that they count at file level only (sp
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -111,3 +112,26 @@ def mcp_observe(step: Step, server: str, tool: str, args: Any, text: str, *,
                   for v in reading.views]
     if warnings is not None:
         warnings.extend(f"step {step.index} ({step.tool}): {w}" for w in reading.warnings)
+
+
+def infer_cwd(steps: list[Step]) -> str | None:
+    """A working directory a log does not record: the directory that most often turns an
+    absolute path into a relative path written for the same file by another step (``/repo``
+    for ``/repo/src/a.py`` and ``src/a.py``); None when no such pair exists."""
+    files = {v.file for st in steps for v in st.views} | {e for st in steps for e in st.edits}
+    absolute = [f for f in files if f.startswith("/")]
+    relative = [f.removeprefix("./") for f in files
+                if not f.startswith("/") and not f.startswith("../")]
+    counts: Counter[str] = Counter()
+    for a in absolute:
+        for r in relative:
+            if a.endswith("/" + r) and len(a) > len(r) + 1:
+                counts[a[:-len(r) - 1]] += 1
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def relative_to(steps: list[Step], cwd: str) -> None:
+    """Make the views and edits of ``steps`` under ``cwd`` relative to it (in place)."""
+    for st in steps:
+        st.views = [replace(v, file=relative_to_cwd(v.file, cwd) or v.file) for v in st.views]
+        st.edits = list(dict.fromkeys(relative_to_cwd(e, cwd) or e for e in st.edits))

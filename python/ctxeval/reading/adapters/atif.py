@@ -14,9 +14,14 @@ appends
   the ``toolUseResult`` record to a result's text (``[stdout]``, ``[metadata]``, ...); the text the
   model saw is the raw ``tool_result`` block Harbor keeps in the result's
   ``extra.tool_result_metadata.raw_tool_result``, else the text before those sections.
-- ``codex``: :func:`ctxeval.reading.adapters.codex.call_step`/``observe`` on the rebuilt
-``function_call``
-  item; the exit code is the step's ``extra.tool_metadata.exit_code``.
+- ``codex``: :func:`ctxeval.reading.adapters.codex.call`/``observe_call`` on the rebuilt
+  ``function_call`` item; the exit code is the step's ``extra.tool_metadata.exit_code``. Harbor
+  keeps the call's ``name`` but not its ``namespace``: an MCP call named ``mcp__<server>__<tool>``
+  or ``<server>__<tool>`` reaches the MCP reader, one named by its tool alone (Codex since May
+  2026) is a step without views.
+- ``gemini-cli``: :func:`ctxeval.reading.adapters.gemini_cli.call_step`/``observe``; a call
+  whose result has no content failed. The working directory (not in ATIF) is inferred where an
+  absolute and a relative path name the same file.
 - ``mini-swe-agent``: the messages are rebuilt (system, user, assistant with its ``tool_calls``,
   each result a ``tool`` message — or a ``user`` one when the step made no tool call) and read by
   :func:`ctxeval.reading.adapters.mini_swe_agent.message_steps`; ``agent.extra.original_format``
@@ -62,8 +67,8 @@ from typing import Any
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
 from ..shell import read_shell
-from . import ReadOptions, claude_code, codex, mini_swe_agent, openhands
-from ._sessions import json_document, mark_views_after_edits
+from . import ReadOptions, claude_code, codex, gemini_cli, mini_swe_agent, openhands
+from ._sessions import infer_cwd, json_document, mark_views_after_edits, relative_to
 from .swe_agent import EditTracker
 
 FORMAT = "atif"
@@ -339,6 +344,29 @@ def _codex(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Pla
     return out
 
 
+def _gemini_cli(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Placed:
+    """Harbor's Gemini CLI rendering: each ``toolCalls`` entry a call (``function_name``,
+    ``arguments``), its result the ``functionResponse``'s ``output`` (no content when the tool
+    failed). ATIF keeps neither the project hash nor the display names: the working directory
+    is inferred from the paths, and an MCP tool is known by its ``mcp_<server>_<tool>`` name."""
+    out: _Placed = []
+    for pos, t in enumerate(turns):
+        for k, c in enumerate(t.calls):
+            step = gemini_cli.call_step(c.name, c.args, len(out), None)
+            if k == 0:
+                step.usage = t.usage
+            out.append((pos, step))
+            if c.result is not None:
+                content = c.result.get("content")
+                gemini_cli.observe(step, c.args, c.text, content is None, None, warnings)
+    steps = [s for _, s in out]
+    cwd = _cwd(doc, None) or infer_cwd(steps)
+    if cwd is not None:
+        relative_to(steps, cwd)
+    mark_views_after_edits(steps)
+    return out
+
+
 def _mini_swe_agent(doc: dict[str, Any], turns_all: list[dict[str, Any]]) -> list[Step]:
     """Rebuild the run's messages and read them as mini-swe-agent's own files are read."""
     messages: list[dict[str, Any]] = []
@@ -499,10 +527,10 @@ def _shown(c: _Call) -> str:
 _READERS: dict[str, Callable[..., _Placed]] = {
     "claude-code": _claude_code, "codex": _codex, "openhands": _openhands,
     "openhands-sdk": _openhands, "terminus": _terminus, "terminus-1": _terminus,
-    "terminus-2": _terminus,
+    "terminus-2": _terminus, "gemini-cli": _gemini_cli,
 }
 #: Readers that also take the run's read warnings (what they guessed or skipped).
-_READERS_WITH_WARNINGS = frozenset({_codex})
+_READERS_WITH_WARNINGS = frozenset({_codex, _gemini_cli})
 
 
 # --- joining segments and subagents -----------------------------------------------------------

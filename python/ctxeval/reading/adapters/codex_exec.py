@@ -32,17 +32,14 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
 from . import ReadOptions
-from ._sessions import jsonl_objects, mark_views_after_edits, mcp_observe
+from ._sessions import infer_cwd, jsonl_objects, mark_views_after_edits, mcp_observe, relative_to
 from ._sessions import nonempty_str as _str
-from ._sessions import relative_to_cwd as _rel
 from .codex import _block_text, _script, observe
 
 FORMAT = "codex-exec"
@@ -110,14 +107,12 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     if usage is not None:
         usage.api_calls = None  # the stream counts turns, not model calls
     extra: dict[str, Any] = {"thread_id": thread} if thread else {}
-    cwd = _infer_cwd(steps)
+    cwd = infer_cwd(steps)
     if cwd is not None:
         extra["cwd"] = cwd
         warnings.append(f"working directory {cwd!r} inferred from absolute and relative "
                         "paths naming the same files")
-        for st in steps:
-            st.views = [replace(v, file=_rel(v.file, cwd) or v.file) for v in st.views]
-            st.edits = [_rel(e, cwd) or e for e in st.edits]
+        relative_to(steps, cwd)
     mark_views_after_edits(steps)
     if warnings:
         extra["read_warnings"] = warnings
@@ -174,22 +169,6 @@ def _step(item: dict[str, Any], index: int, warnings: list[str]) -> Step | None:
             {k: v for k, v in item.items() if k not in ("id", "type")}, ensure_ascii=False,
             sort_keys=True, default=str))
     return None
-
-
-def _infer_cwd(steps: list[Step]) -> str | None:
-    """The working directory, which the stream does not record: the directory that most often
-    turns an absolute path (a ``file_change``'s, always absolute) into a relative path the
-    commands wrote for the same file; None when no such pair exists."""
-    files = {v.file for st in steps for v in st.views} | {e for st in steps for e in st.edits}
-    absolute = [f for f in files if f.startswith("/")]
-    relative = [f for f in files if not f.startswith("/") and not f.startswith("../")]
-    counts: Counter[str] = Counter()
-    for a in absolute:
-        for r in relative:
-            r = r.removeprefix("./")
-            if a.endswith("/" + r) and len(a) > len(r) + 1:
-                counts[a[:-len(r) - 1]] += 1
-    return counts.most_common(1)[0][0] if counts else None
 
 
 def _unwrap(command: str) -> str:
