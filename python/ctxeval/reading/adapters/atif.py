@@ -22,6 +22,8 @@ appends
 - ``gemini-cli``: :func:`ctxeval.reading.adapters.gemini_cli.call_step`/``observe``; a call
   whose result has no content failed. The working directory (not in ATIF) is inferred where an
   absolute and a relative path name the same file.
+- ``opencode``: :func:`ctxeval.reading.adapters.opencode.call_step`/``observe``, a result
+  without content a failed call; the working directory inferred as for ``gemini-cli``.
 - ``mini-swe-agent``: the messages are rebuilt (system, user, assistant with its ``tool_calls``,
   each result a ``tool`` message — or a ``user`` one when the step made no tool call) and read by
   :func:`ctxeval.reading.adapters.mini_swe_agent.message_steps`; ``agent.extra.original_format``
@@ -67,7 +69,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
 from ..shell import read_shell
-from . import ReadOptions, claude_code, codex, gemini_cli, mini_swe_agent, openhands
+from . import ReadOptions, claude_code, codex, gemini_cli, mini_swe_agent, opencode, openhands
 from ._sessions import infer_cwd, json_document, mark_views_after_edits, relative_to
 from .swe_agent import EditTracker
 
@@ -367,6 +369,29 @@ def _gemini_cli(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) ->
     return out
 
 
+def _opencode(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Placed:
+    """Harbor's OpenCode rendering (from ``opencode run --format json``): each tool part a call
+    (``function_name`` the tool, ``arguments`` its input), its result the part's output (none
+    when the call failed; the exit code is not kept)."""
+    out: _Placed = []
+    for pos, t in enumerate(turns):
+        for k, c in enumerate(t.calls):
+            step = opencode.call_step(c.name, c.args, len(out), None)
+            if k == 0:
+                step.usage = t.usage
+            out.append((pos, step))
+            content = c.result.get("content") if c.result is not None else None
+            state = {"status": "completed" if content is not None else "error",
+                     "input": c.args, "output": c.text}
+            opencode.observe(step, state, None, warnings)
+    steps = [s for _, s in out]
+    cwd = _cwd(doc, None) or infer_cwd(steps)
+    if cwd is not None:
+        relative_to(steps, cwd)
+    mark_views_after_edits(steps)
+    return out
+
+
 def _mini_swe_agent(doc: dict[str, Any], turns_all: list[dict[str, Any]]) -> list[Step]:
     """Rebuild the run's messages and read them as mini-swe-agent's own files are read."""
     messages: list[dict[str, Any]] = []
@@ -527,10 +552,10 @@ def _shown(c: _Call) -> str:
 _READERS: dict[str, Callable[..., _Placed]] = {
     "claude-code": _claude_code, "codex": _codex, "openhands": _openhands,
     "openhands-sdk": _openhands, "terminus": _terminus, "terminus-1": _terminus,
-    "terminus-2": _terminus, "gemini-cli": _gemini_cli,
+    "terminus-2": _terminus, "gemini-cli": _gemini_cli, "opencode": _opencode,
 }
 #: Readers that also take the run's read warnings (what they guessed or skipped).
-_READERS_WITH_WARNINGS = frozenset({_codex, _gemini_cli})
+_READERS_WITH_WARNINGS = frozenset({_codex, _gemini_cli, _opencode})
 
 
 # --- joining segments and subagents -----------------------------------------------------------
