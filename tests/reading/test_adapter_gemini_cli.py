@@ -114,6 +114,18 @@ def test_read_file_outputs() -> None:
     short = ("\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines 5-9 of 7 "
              "total lines.\nAction: ...\n\n--- FILE CONTENT (truncated) ---\na\nb\nc")
     assert gemini_cli.read_file_views(f, short) == [View(f, 5, 7)]
+    # a range reaching the end of a file that ends with a newline: "of 9" counts the empty
+    # string after it, printed last; the file has 8 lines
+    tail = ("\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines 7-9 of 9 "
+            "total lines.\nAction: ...\n\n--- FILE CONTENT (truncated) ---\ng\nh\n")
+    assert gemini_cli.read_file_views(f, tail) == [View(f, 7, 8)]
+    old_tail = ("[File content truncated: showing lines 2-3 of 3 total lines. Use offset/limit "
+                "parameters to view more.]\nb\n")
+    assert gemini_cli.read_file_views(f, old_tail) == [View(f, 2, 2)]
+    # an empty line that is not the last counted one is the file's
+    mid = ("\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines 1-2 of 9 "
+           "total lines.\nAction: ...\n\n--- FILE CONTENT (truncated) ---\na\n")
+    assert gemini_cli.read_file_views(f, mid) == [View(f, 1, 2)]
     # project context appended by the tool is not the file's
     jit = "x\ny\n\n--- Newly Discovered Project Context ---\nUse tabs.\n--- End Project Context ---"
     assert gemini_cli.read_file_views(f, jit) == [View(f, 1, None)]

@@ -159,6 +159,20 @@ def test_storage_tree_with_a_subagent() -> None:
     ("<path>/r/d</path>\n<type>directory</type>\n<entries>\na.py\n</entries>", []),
     ("Image read successfully", []),
     ("<file>\n123456| deep\n</file>", [View("f.py", 123456, 123456)]),
+    # text.split("\n") of a file ending with a newline: the printed empty line 3 is not the
+    # file's (a file of two lines, as in every end-of-file read of the real sessions measured)
+    ("<file>\n00001| a\n00002| b\n00003| \n\n(End of file - total 3 lines)\n</file>",
+     [View("f.py", 1, 2)]),
+    # a file whose last line is empty: two empty strings at the end, the first one is its line
+    ("<file>\n00002| b\n00003| \n00004| \n\n(End of file - total 4 lines)\n</file>",
+     [View("f.py", 2, 3)]),
+    # an empty line before "File has more lines" is a line of the file
+    ("<file>\n00001| a\n00002| \n\n(File has more lines. Use 'offset' parameter to read "
+     "beyond line 2)\n</file>", [View("f.py", 1, 2)]),
+    # an empty file: nothing
+    ("<file>\n00001| \n\n(End of file - total 1 lines)\n</file>", []),
+    # readline (the 42: form) prints no such line: an empty last line is the file's
+    ("<content>1: a\n2: \n\n(End of file - total 2 lines)\n</content>", [View("f.py", 1, 2)]),
 ])
 def test_read_outputs(output: str, views: list[View]) -> None:
     assert opencode.read_views("f.py", output) == views

@@ -26,7 +26,10 @@ Steps: each ``toolCalls`` entry of a ``gemini`` message; ``status: error`` or ``
 - ``read_file`` (``file_path``, earlier ``absolute_path``): the file's lines without numbers;
   when only part was printed the output says so (``Status: Showing lines X-Y of Z total
   lines.``; before August 2025 ``[File content truncated: showing lines X-Y of Z total
-  lines...]``), else the whole file was printed: line views either way. Appended project context
+  lines...]``), else the whole file was printed: line views either way. ``read_file`` splits
+  the text on newlines (``fileUtils.ts``: ``content.split(/\r?\n/)``), so Z counts the empty
+  string after a final newline, and a range reaching line Z prints it as an empty last line:
+  not a line of the file. Appended project context
   (``--- Newly Discovered Project Context ---``) is not file text; ``Cannot display content of
   binary file`` and other binary notices show nothing;
 - ``read_many_files``: one ``--- <path> ---`` section per file, the whole file (or, after a
@@ -96,9 +99,9 @@ _NATIVE = frozenset((*_READ, "read_many_files", *_GREP, *_LISTINGS, *_SHELL, *_E
 _MCP_DISPLAY = re.compile(r"^(?P<tool>.+) \((?P<server>.+) MCP Server\)$")
 _MCP_PREFIXED = re.compile(r"^mcp_(?P<server>[^_]+)_(?P<tool>.+)$")
 _JIT = "\n\n--- Newly Discovered Project Context ---\n"
-_STATUS = re.compile(r"Status: Showing lines (\d+)-(\d+) of \d+ total lines\.")
+_STATUS = re.compile(r"Status: Showing lines (\d+)-(\d+) of (\d+) total lines\.")
 _OLD_STATUS = re.compile(
-    r"^\[File content truncated: showing lines (\d+)-(\d+) of \d+ total lines\.[^\n]*\]\n")
+    r"^\[File content truncated: showing lines (\d+)-(\d+) of (\d+) total lines\.[^\n]*\]\n")
 _OLD_PARTIAL = re.compile(r"^\[File content partially truncated: [^\n]*\]\n")
 _CONTENT_MARK = "--- FILE CONTENT (truncated) ---\n"
 _NOT_TEXT = ("Cannot display content of", "Binary content", "[SYSTEM: Binary content",
@@ -469,15 +472,19 @@ def read_file_views(f: str, text: str) -> list[View]:
     m = _STATUS.search(text)
     if m and _CONTENT_MARK in text:
         body = text.split(_CONTENT_MARK, 1)[1]
-        return _range(f, int(m.group(1)), int(m.group(2)), body)
+        return _range(f, *(int(g) for g in m.groups()), body)
     if (m := _OLD_STATUS.match(text)):
-        return _range(f, int(m.group(1)), int(m.group(2)), text[m.end():])
+        return _range(f, *(int(g) for g in m.groups()), text[m.end():])
     return [View(f, 1, None)]
 
 
-def _range(f: str, start: int, end: int, body: str) -> list[View]:
-    printed = len(body.split("\n"))
-    end = min(end, start + printed - 1)
+def _range(f: str, start: int, end: int, total: int, body: str) -> list[View]:
+    printed = body.split("\n")
+    end = min(end, start + len(printed) - 1)
+    if end == total and printed[end - start] == "":
+        # read_file splits the text on newlines: the empty string after a final newline is
+        # counted in the total and printed as the last line; it is not a line of the file
+        end -= 1
     return [View(f, start, end)] if start >= 1 and end >= start else []
 
 

@@ -17,8 +17,15 @@ Steps: every ``tool`` part of an assistant message, in order. What each shows:
 - ``read``: numbered lines between ``<file>`` and ``</file>`` (``00042| text``, 2025) or in
   ``<content>`` (``42: text``, 2026), up to the closing note (``(End of file - total N
   lines)``, ``(File has more lines...)``, ``(Showing lines...)``); what follows the block
-  (instructions OpenCode attaches, ``<system-reminder>``) is not the file's. A directory read
-  (``<type>directory</type>``) is a listing; an image or PDF read shows no line;
+  (instructions OpenCode attaches, ``<system-reminder>``) is not the file's. Until early 2026
+  ``read`` split the file's text on ``"\n"`` (``read.ts``: ``text.split("\n")``), so a read
+  reaching the end of a file that ends with a newline printed one more, empty, line numbered
+  past the file's last (``00745| `` then ``(End of file - total 745 lines)`` for a file of
+  744 lines; every such read in the real sessions measured): that printed empty last line
+  before ``(End of file`` is not a line of the file. (Some ``00042|`` versions read lines
+  with ``readline``, without that extra line; there a file's real empty last line is lost,
+  one line.) The ``42:`` versions read with ``readline`` and print no such line. A directory
+  read (``<type>directory</type>``) is a listing; an image or PDF read shows no line;
 - ``grep``: ``<path>:`` then ``  Line N: text`` hits: line views;
 - ``glob``, ``list``/``ls``: listings, nothing credited;
 - ``bash``: :func:`ctxeval.reading.shell.read_shell` on the output, its exit code
@@ -505,14 +512,18 @@ def read_views(f: str, output: str) -> list[View]:
                 default=-1)
     body = output[start:] if start >= 0 else output
     nums: list[int] = []
+    last_empty_old = False  # the last numbered line was ``NNNNN| `` with nothing after it
     for k, line in enumerate(body.split("\n")):
         if k == 0 and start >= 0:
             line = line.removeprefix("<content>").removeprefix("<file>")
         if line.startswith(_READ_END) or line.startswith(("</content>", "</file>")):
+            if line.startswith("(End of file") and last_empty_old:
+                nums.pop()  # the empty string after the file's final newline
             break
         m = _OLD_LINE.match(line) or _NEW_LINE.match(line)
         if m:
             nums.append(int(m.group(1)))
+            last_empty_old = m.re is _OLD_LINE and line == m.group(0)
     return numbered_views(f, nums)
 
 
