@@ -262,3 +262,82 @@ def test_atif_rendering_of_a_masked_result(tmp_path: Path,
     assert atif.steps[0].views == [] and native.steps[0].views == [View("src/calc.py", 1, None)]
     assert any("masked" in w for w in atif.extra["read_warnings"])
     assert [s.views for s in atif.steps[1:]] == [s.views for s in native.steps[1:]]
+
+
+# --- the API history: /chat share JSON and /chat save checkpoints --------------------------------
+
+SHARE = DIR / "chat-share-calc.json"
+CHECKPOINT = DIR / "checkpoint-calc.json"
+
+
+def test_a_shared_history_is_read_with_windows_paths() -> None:
+    """``/chat share x.json`` (a list of Content) of a session on Windows, shaped after real
+    histories of March 2026: the workspace directory comes from the first user turn, paths
+    written with backslashes or as absolute Windows paths are the same files as relative ones."""
+    assert adapters.detect(SHARE) is gemini_cli
+    (t,) = gemini_cli.read(SHARE, ReadOptions())
+    assert t.extra["cwd"] == "C:/work/calc"
+    s = t.steps
+    assert [x.tool for x in s] == ["read_file", "read_file", "grep_search", "read_file", "replace",
+                                   "replace", "write_file", "run_shell_command", "read_file"]
+    assert s[0].views == [View("src/calc.py", 1, None)]  # the whole file
+    # "Showing lines 399-401 of 401": line 401 is the empty string after the final newline
+    assert s[1].views == [View("big.py", 399, 400)]
+    # the hits after the threshold's cut belong to a file whose "File:" line was cut away
+    assert s[2].views == [View("src/calc.py", 1, 1), View("src/calc.py", 5, 5),
+                          View("big.py", 2, 2)]
+    assert s[3].views == [] and "masked" in t.extra["read_warnings"][0]
+    assert (s[4].edits, s[4].views) == (["src/calc.py"], [View("src/calc.py", None, None,
+                                                               post_edit=True)])
+    assert (s[5].edits, s[5].views) == ([], [])  # "Failed to edit": nothing changed or shown
+    # write_file prints what it wrote: the file after the edit
+    assert (s[6].edits, s[6].views) == (["notes.md"], [View("notes.md", None, None,
+                                                            post_edit=True)])
+    assert s[7].views == [] and s[7].action.startswith("$env:PYTHONPATH")
+    assert s[8].views == [View("src/calc.py", 1, None, post_edit=True)]
+    assert t.usage is None and t.model is None
+
+
+def test_a_checkpoint_is_read_like_a_shared_history() -> None:
+    """``/chat save`` writes ``{"history": [...], "authType": ...}`` (a bare list before)."""
+    assert adapters.detect(CHECKPOINT) is gemini_cli
+    (t,) = gemini_cli.read(CHECKPOINT, ReadOptions())
+    (full,) = gemini_cli.read(SHARE, ReadOptions())
+    assert [(x.tool, x.views) for x in t.steps] == [(x.tool, x.views) for x in full.steps[:3]]
+
+
+def test_history_calls_pair_with_responses_by_id_then_by_name(tmp_path: Path) -> None:
+    history = [
+        {"role": "user", "parts": [{"text": "I'm currently working in the directory: /r"}]},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "read_file", "args": {"file_path": "/r/a.py"}}},
+            {"functionCall": {"id": "g1", "name": "grep_search", "args": {"pattern": "x"}}},
+            {"functionCall": {"name": "read_file", "args": {"file_path": "/r/b.py"}}}]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"id": "g1", "name": "grep_search", "response": {
+                "output": "Found 1 match\n---\nFile: a.py\nL3: x\n---"}}},
+            {"functionResponse": {"name": "read_file", "response": {"output": "a1\na2\n"}}},
+            {"functionResponse": {"name": "read_file", "response": {"error": "File not found."}}}]},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "read_file", "args": {"file_path": "c.py"}}}]},
+    ]
+    p = tmp_path / "history.json"
+    p.write_text(json.dumps(history))
+    (t,) = gemini_cli.read(p, ReadOptions())
+    assert t.extra["cwd"] == "/r"  # the pre-2026 "I'm currently working in the directory"
+    assert [(x.tool, x.views) for x in t.steps] == [
+        ("read_file", [View("a.py", 1, None)]), ("grep_search", [View("a.py", 3, 3)]),
+        ("read_file", []),  # its response is an error
+        ("read_file", [])]  # the last call got no response
+    assert t.extra["read_warnings"] == ["step 3 (read_file): no response recorded"]
+
+
+@pytest.mark.parametrize("head", [
+    b'[\n  {\n    "role": "user",\n    "parts": [',
+    b'{\n  "history": [\n    {\n      "role": "user",\n      "parts": [',
+])
+def test_history_detection(tmp_path: Path, head: bytes) -> None:
+    p = tmp_path / "h.json"
+    p.write_bytes(head + b"]}]" + (b"}" if head.startswith(b"{") else b""))
+    assert gemini_cli.detect(p, head)
+    assert not gemini_cli.detect(p, b'[{"role": "user", "content": "hi"}]')  # not Content

@@ -35,7 +35,10 @@ Steps: each ``toolCalls`` entry of a ``gemini`` message; ``status: error`` or ``
 - ``read_many_files``: one ``--- <path> ---`` section per file, the whole file (or, after a
   ``[WARNING: This file was truncated...]`` line, its first lines, counted);
 - ``grep_search`` (``search_file_content`` before 2026): ``File: <path relative to the searched
-  directory>`` then ``L<n>: text`` hits and ``L<n>- text`` context: line views;
+  directory>`` then ``L<n>: text`` hits and ``L<n>- text`` context: line views; when the output
+  was cut to the threshold (``... [N characters omitted] ...``), the hits after the cut whose
+  ``File:`` line was cut away name no file that was shown and are not credited (a real session
+  showed four such hits, which the file before the cut would otherwise have taken);
 - ``glob``, ``list_directory``: listings, nothing credited;
 - ``run_shell_command``: the ``Output:`` section (``Stdout:``/``Stderr:`` before September 2025)
   of ``Command:``/``Directory:``/``Error:``/``Exit Code:``/... lines, inside
@@ -43,8 +46,9 @@ Steps: each ``toolCalls`` entry of a ``gemini`` message; ``status: error`` or ``
   an output cut to the threshold (``Output too large. Showing first N and last M
   characters...``, ``... [K characters omitted] ...``) keeps its head and tail; a command moved
   to the background shows what it printed before;
-- ``replace`` and ``write_file``: edits of ``file_path``; ``replace``'s ``Here is the updated
-  code:`` snippet is the file after the edit (a post-edit view);
+- ``replace`` and ``write_file``: edits of ``file_path``; the ``Here is the updated code:``
+  text that follows (a snippet around the change, or the whole file written) shows the file
+  after the edit (a post-edit view);
 - MCP tools, recognised by the ``displayName`` recorded with the call (``<tool> (<server> MCP
   Server)``), else by the name (``mcp_<server>_<tool>`` since March 2026, ``<server>__<tool>``
   when two servers' tools collided before): :func:`ctxeval.reading.mcp.read_call` with the
@@ -71,11 +75,13 @@ from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import (
     elided,
+    infer_cwd,
     json_document,
     jsonl_objects,
     mark_views_after_edits,
     mcp_observe,
     numbered_views,
+    relative_to,
 )
 from ._sessions import nonempty_str as _str
 from ._sessions import relative_to_cwd as _rel
@@ -84,6 +90,18 @@ FORMAT = "gemini-cli"
 PRIORITY = 30
 
 _MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
+#: The API history (``Content[]``) as ``/chat share x.json`` writes it, and as ``/chat save``
+#: writes a checkpoint (``{"history": [...], "authType": ...}``; a bare list before).
+_HISTORY_LIST = re.compile(rb'\A\s*\[\s*\{\s*"role"\s*:\s*"(?:user|model)"')
+_HISTORY_DOC = re.compile(rb'\A\s*\{\s*"history"\s*:\s*\[\s*\{\s*"role"\s*:')
+#: The working directories the first user message names (``getDirectoryContextString``): since
+#: February 2026 ``- **Workspace Directories:**`` then ``  - <dir>`` lines; before, ``I'm
+#: currently working in the directory: <dir>`` (or ``... the following directories:`` and a
+#: list).
+_WORKSPACE = re.compile(r"(?:- \*\*Workspace Directories:\*\*|I'm currently working in the "
+                        r"following directories:)\n  - ([^\n]+)")
+_WORKING_DIR = re.compile(r"I'm currently working in the directory: ([^\n]+)")
+_WIN_ABS = re.compile(r"^[A-Za-z]:[\\/]")
 _HASH_KEY = re.compile(rb'"projectHash"\s*:\s*"[0-9a-f]{64}"')
 _SESSION_KEY = re.compile(rb'"sessionId"\s*:\s*"')
 _READ = ("read_file",)
@@ -117,6 +135,7 @@ _SHELL_CUT = re.compile(
     r"\AOutput too large\. Showing first [\d,.\s]+ and last [\d,.\s]+ characters\. "
     r"For full output see: [^\n]*\n")
 _CHARS_OMITTED = re.compile(r"\n\n\.\.\. \[[\d,.\s]+ characters omitted\] \.\.\.\n\n")
+_OMITTED_LINE = re.compile(r"^\.\.\. \[[\d,.\s]+ characters omitted\] \.\.\.$")
 _TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.M)
 _BACKGROUND = re.compile(r"\ACommand (?:moved to background|is running in background)")
@@ -130,6 +149,8 @@ _MASKED = "<tool_output_masked>"
 def detect(path: Path, head: bytes) -> bool:
     if path.is_dir():
         return False
+    if _HISTORY_LIST.match(head) or _HISTORY_DOC.match(head):
+        return b'"parts"' in head
     stripped = head.lstrip()
     if not stripped.startswith(b"{"):
         return False
@@ -149,6 +170,10 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if _HISTORY_LIST.match(head) or _HISTORY_DOC.match(head):
+        return [_read_history(path, options)]
     meta, messages, first_results, rewinds = _load(path)
     warnings: list[str] = []
     if rewinds:
@@ -201,6 +226,106 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
                        run=options.run, agent="gemini-cli", model=model, usage=usage,
                        source=str(path), extra=extra)]
+
+
+# --- the API history: /chat save checkpoints and /chat share JSON --------------------------------
+
+
+def _read_history(path: Path, options: ReadOptions) -> Trajectory:
+    """Steps of a ``Content[]`` history: each ``functionCall`` part of a ``model`` turn, its
+    result the ``functionResponse`` part of the next ``user`` turn with the same ``id``, else the
+    first one not yet taken with the same ``name`` (the calls recorded in the history carry no
+    id). The history is the conversation as sent to the model when it was saved: outputs masked
+    by then (``<tool_output_masked>``) show nothing, as in the recordings."""
+    doc = json_document(path)
+    raw = doc.get("history") if isinstance(doc, dict) else doc
+    if not isinstance(raw, list):
+        raise AdapterError("a Gemini CLI history is a list of Content objects",
+                           path=str(path), field="history")
+    history = [c for c in raw if isinstance(c, dict)]
+    cwd = workspace_dir(history)
+    warnings: list[str] = []
+    steps: list[Step] = []
+    for k, content in enumerate(history):
+        if content.get("role") != "model":
+            continue
+        calls = [p["functionCall"] for p in _parts(content)
+                 if isinstance(p.get("functionCall"), dict)]
+        if not calls:
+            continue
+        nxt = history[k + 1] if k + 1 < len(history) else {}
+        responses = [p for p in _parts(nxt) if isinstance(p.get("functionResponse"), dict)] \
+            if nxt.get("role") == "user" else []
+        taken: set[int] = set()
+        for call in calls:
+            name = _str(call.get("name")) or "?"
+            args = _args(call.get("args"))
+            part = _response_for(call, name, responses, taken)
+            step = call_step(name, args, len(steps), cwd)
+            steps.append(step)
+            if part is None:
+                warnings.append(f"step {step.index} ({step.tool}): no response recorded")
+                text, failed = None, True
+            else:
+                text, failed = result_text([part])
+            observe(step, args, text or "", failed, cwd, warnings)
+    if cwd is None and (cwd := infer_cwd(steps)) is not None:
+        relative_to(steps, cwd)
+    mark_views_after_edits(steps)
+    extra: dict[str, Any] = {}
+    if cwd:
+        extra["cwd"] = cwd
+    if warnings:
+        extra["read_warnings"] = warnings
+    return Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
+                      run=options.run, agent="gemini-cli", model=None, usage=None,
+                      source=str(path), extra=extra)
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
+def _response_for(call: dict[str, Any], name: str, responses: list[dict[str, Any]],
+                  taken: set[int]) -> dict[str, Any] | None:
+    cid = _str(call.get("id"))
+    for by_id in (True, False):
+        for i, part in enumerate(responses):
+            fr = part["functionResponse"]
+            if i in taken or (by_id and (not cid or fr.get("id") != cid)) or \
+                    (not by_id and fr.get("name") != name):
+                continue
+            taken.add(i)
+            return part
+    return None
+
+
+def workspace_dir(history: list[dict[str, Any]]) -> str | None:
+    """The (first) workspace directory the first user turn names, in POSIX form."""
+    for content in history[:3]:
+        if content.get("role") != "user":
+            continue
+        for part in _parts(content):
+            text = part.get("text")
+            if not isinstance(text, str):
+                continue
+            m = _WORKSPACE.search(text) or _WORKING_DIR.search(text)
+            if m:
+                return _posix(m.group(1).strip())
+    return None
+
+
+def _posix(p: str) -> str:
+    """A path in POSIX form: a Windows path (``C:\\x\\y``, or relative with backslashes only)
+    with forward slashes, so that one comparison serves both."""
+    if _WIN_ABS.match(p) or ("\\" in p and "/" not in p):
+        p = p.replace("\\", "/")
+    return posixpath.normpath(p)
+
+
+def _is_abs(p: str) -> bool:
+    return p.startswith("/") or bool(_WIN_ABS.match(p))
 
 
 # --- the recording --------------------------------------------------------------------------------
@@ -455,13 +580,13 @@ def observe(step: Step, args: dict[str, Any], text: str, failed: bool, cwd: str 
         step.views = grep_views(text, _search_dir(args, cwd))
     elif name in _SHELL:
         _observe_shell(step, args, text, cwd)
-    elif name == "replace" and step.edits and _UPDATED_CODE in text:
+    elif name in ("replace", "write_file") and step.edits and _UPDATED_CODE in text:
         step.views = [View(step.edits[0], None, None, post_edit=True)]
 
 
 def _file(args: dict[str, Any], cwd: str | None) -> str | None:
     p = _str(args.get("file_path")) or _str(args.get("absolute_path")) or _str(args.get("path"))
-    return _rel(posixpath.normpath(p), cwd) if p else None
+    return _rel(_posix(p), cwd) if p else None
 
 
 def read_file_views(f: str, text: str) -> list[View]:
@@ -500,7 +625,7 @@ def read_many_files_views(text: str, cwd: str | None) -> list[View]:
         # each section ends "\n\n", sections are joined with "\n", the end mark starts "\n"
         tail = "\n\n\n\n" if last and end >= 0 else "\n\n\n"
         body = body[:-len(tail)] if body.endswith(tail) else body.rstrip("\n")
-        f = _rel(posixpath.normpath(m.group("path")), cwd) or m.group("path")
+        f = _rel(_posix(m.group("path")), cwd) or m.group("path")
         if body.startswith(_MANY_WARNING):
             body = body[len(_MANY_WARNING):]
             views.append(View(f, 1, len(body.split("\n"))))
@@ -514,13 +639,14 @@ def grep_views(text: str, search_dir: str | None) -> list[View]:
     current: str | None = None
     for line in text.split("\n"):
         if (m := _GREP_FILE.match(line)):
-            rel = m.group(1)
-            current = posixpath.normpath(posixpath.join(search_dir, rel)) if search_dir \
-                else rel
+            rel = _posix(m.group(1))
+            current = posixpath.normpath(posixpath.join(search_dir, rel)) \
+                if search_dir and not _is_abs(rel) else rel
             hits.setdefault(current, [])
         elif current is not None and (n := _GREP_LINE.match(line)):
             hits[current].append(int(n.group(1)))
-        elif line == "---":
+        elif line == "---" or _OMITTED_LINE.match(line):
+            # after the threshold's cut the hits are of a file whose "File:" line was cut
             current = None
     return [v for f, nums in hits.items() for v in numbered_views(f, nums)]
 
@@ -529,8 +655,8 @@ def _search_dir(args: dict[str, Any], cwd: str | None) -> str | None:
     d = _str(args.get("dir_path")) or _str(args.get("path"))
     if not d or d == ".":
         return None
-    d = posixpath.normpath(d)
-    rel = _rel(d, cwd) if d.startswith("/") else d
+    d = _posix(d)
+    rel = _rel(d, cwd) if _is_abs(d) else d
     return None if rel in (cwd, ".") else rel
 
 
