@@ -1,4 +1,5 @@
-"""Gemini CLI chat recordings (``~/.gemini/tmp/<project hash>/chats/session-*.json[l]``).
+"""Gemini CLI chat recordings (``~/.gemini/tmp/<project hash>/chats/session-*.json[l]``), and
+the API history its ``/chat save`` checkpoints and ``/chat share x.json`` exports hold.
 
 Read from ``google-gemini/gemini-cli`` (mirror at 5411f113, 2026-08-21, version 0.56.0-nightly,
 and its history): ``packages/core/src/services/chatRecordingService.ts`` and
@@ -16,9 +17,15 @@ call keeps the first result recorded for it: a later ``<tool_output_masked>`` re
 not what the model was shown when it called), ``{"$set": {...}}`` metadata updates (a ``$set``
 of ``messages`` rewrites the history after compression or masking; messages it drops were still
 seen and stay) and ``{"$rewindTo": id}`` (the user rewound the conversation: the steps from there
-on stay, with a read warning). The project's root is not recorded, but ``projectHash`` is the
-SHA-256 of its path: the directory among the paths the tools were given whose hash it is, is the
-working directory, and paths under it are made relative to it.
+on stay, with a read warning). The API history (``cli/ui/utils/historyExportUtils.ts``:
+``JSON.stringify(history)``; ``core/logger.ts``: ``checkpoint-<tag>.json`` holding ``{history,
+authType}``, a bare list before) is the list of ``Content`` sent to the model: a step is each
+``functionCall`` part of a ``model`` turn, its result the ``functionResponse`` of the next ``user``
+turn; it has no usage, and outputs masked before it was saved show nothing. Its first user turn
+names the workspace directory. Paths on Windows (``C:\\...``, or relative with backslashes) are
+read in forward-slash form. A recording does not name the project's root, but ``projectHash``
+is the SHA-256 of its path: the directory among the paths the tools were given whose hash it
+is, is the working directory, and paths under it are made relative to it.
 
 Steps: each ``toolCalls`` entry of a ``gemini`` message; ``status: error`` or ``cancelled``, or a
 ``response.error``, shows nothing. What each tool's ``response.output`` shows:
