@@ -341,3 +341,33 @@ def test_history_detection(tmp_path: Path, head: bytes) -> None:
     p.write_bytes(head + b"]}]" + (b"}" if head.startswith(b"{") else b""))
     assert gemini_cli.detect(p, head)
     assert not gemini_cli.detect(p, b'[{"role": "user", "content": "hi"}]')  # not Content
+
+
+def test_a_masked_edit_result_still_made_the_edit(tmp_path: Path) -> None:
+    """Masking replaces an old result by a preview of its JSON (``{"output": ...`` or
+    ``{"error": ...``): the edit was made unless the preview is of an error, so a later read of
+    the file is after the edit (a real history, FritzSavira/mcp-lektor 260307, step 14)."""
+    def masked(key: str) -> str:
+        return (f'<tool_output_masked>\n{{\n  "{key}": "Successfully modified file: /r/a.py (1 '
+                'replacements). Here is the\n... [TRUNCATED] ...\n..."\n}\n\nOutput too large. '
+                'Full output available at: /t/replace_1.txt\n</tool_output_masked>')
+    edit = {"file_path": "/r/a.py", "old_string": "x", "new_string": "y"}
+    history = [
+        {"role": "user", "parts": [{"text": "- **Workspace Directories:**\n  - /r\n"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "replace", "args": edit}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "replace", "response": {
+            "output": masked("output")}}}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "replace", "args": edit}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "replace", "response": {
+            "output": masked("error")}}}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "read_file",
+                                                      "args": {"file_path": "a.py"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {
+            "output": "y\n"}}}]},
+    ]
+    p = tmp_path / "history.json"
+    p.write_text(json.dumps(history))
+    (t,) = gemini_cli.read(p, ReadOptions())
+    assert [(x.edits, x.views) for x in t.steps] == [
+        (["a.py"], []), ([], []), ([], [View("a.py", 1, None, post_edit=True)])]
+    assert len(t.extra["read_warnings"]) == 2

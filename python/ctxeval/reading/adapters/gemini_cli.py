@@ -21,7 +21,8 @@ on stay, with a read warning). The API history (``cli/ui/utils/historyExportUtil
 ``JSON.stringify(history)``; ``core/logger.ts``: ``checkpoint-<tag>.json`` holding ``{history,
 authType}``, a bare list before) is the list of ``Content`` sent to the model: a step is each
 ``functionCall`` part of a ``model`` turn, its result the ``functionResponse`` of the next ``user``
-turn; it has no usage, and outputs masked before it was saved show nothing. Its first user turn
+turn; it has no usage, and outputs masked before it was saved show nothing (an edit whose
+result was masked was still made, unless the masked preview is of an error). Its first user turn
 names the workspace directory. Paths on Windows (``C:\\...``, or relative with backslashes) are
 read in forward-slash form. A recording does not name the project's root, but ``projectHash``
 is the SHA-256 of its path: the directory among the paths the tools were given whose hash it
@@ -151,6 +152,9 @@ _CANCELLED = re.compile(r"\ACommand was (?:cancelled by user|automatically cance
 _INITIAL = re.compile(r"\ACommand is running in background\. PID: \d+\. Initial output:\n")
 _UPDATED_CODE = "Here is the updated code:"
 _MASKED = "<tool_output_masked>"
+#: A masked result keeps the head of ``JSON.stringify(response, null, 2)`` as its preview
+#: (``context/toolOutputMaskingService.ts``): an edit refused has ``"error"`` as first key.
+_MASKED_ERROR = re.compile(r'<tool_output_masked>\s*\{\s*"error"')
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -566,6 +570,8 @@ def observe(step: Step, args: dict[str, Any], text: str, failed: bool, cwd: str 
     if _MASKED in text:
         warnings.append(f"step {step.index} ({name}): only a masked copy of the result was "
                         "recorded; nothing credited")
+        if name in _EDITS and not _MASKED_ERROR.search(text):
+            return  # masked later: the edit was made (its preview is no error), shown nothing
         failed = True
     mcp = mcp_name(name, display_name) if not name.startswith("mcp__") else \
         split_tool_name(name)
