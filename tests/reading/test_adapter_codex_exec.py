@@ -95,3 +95,21 @@ def test_detection(tmp_path: Path) -> None:
     with pytest.raises(AdapterError) as e:
         codex_exec.read(bad, ReadOptions())
     assert (e.value.line, e.value.field) == (2, "item")
+
+
+def test_a_stream_shaped_after_a_real_run() -> None:
+    """Shapes of a real ``codex exec --json`` stream (June 2026, ZihanZhou26/hydrotope_benchmark
+    ``three_minus_single/codex_events.jsonl``; the fixture is hand-written, not copied):
+    ``/usr/bin/bash -lc "..."`` (the argv joined
+    with double quotes), three commands started together and completed out of order, a failed
+    command that printed its working directory, a ``sed`` range past the end of the file."""
+    path = FIXTURES / "adapters" / "codex-exec" / "codex-exec-parallel.jsonl"
+    (t,) = codex_exec.read(path, ReadOptions())
+    assert [(s.action, s.views) for s in t.steps] == [
+        ("sed -n '1,240p' AGENTS.md", [View("AGENTS.md", 1, 4)]),  # 4 lines printed: all of it
+        ("pwd && rg --files -g '!*'", []),  # a directory and a file listing
+        ("sed -n '1,260p' question.md", [View("question.md", 1, 7)]),
+        ("sed -n '261,560p' question.md", []),  # past the end: nothing printed
+        ("find . -maxdepth 3 -type f -print", []),
+    ]
+    assert (t.usage.input_tokens, t.usage.output_tokens) == (9000, 300)
