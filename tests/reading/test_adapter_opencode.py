@@ -266,3 +266,106 @@ def test_atif_rendering_reads_as_natively(tmp_path: Path,
     (n,) = opencode.read(EXPORT, ReadOptions())
     assert [(x.tool, x.views, x.edits) for x in a.steps] == \
         [(x.tool, x.views, x.edits) for x in n.steps]
+
+
+# --- OpenCode's Markdown transcripts, rebuilt for the accuracy study --------------------------
+
+_NEW = """## Assistant
+
+**Tool: read**
+
+**Input:**
+```json
+{
+  "filePath": "/r/a.py"
+}
+```
+
+**Output:**
+```
+<path>/r/a.py</path>
+<type>file</type>
+<content>1: x = 1
+2: y = 2
+
+(End of file - total 2 lines)
+</content>
+```
+
+**Tool: bash**
+
+**Input:**
+```json
+{
+  "command": "head -3 notes.md"
+}
+```
+
+**Output:**
+```
+# Notes
+```py
+print(1)
+```
+
+_Thinking:_
+
+done
+"""
+
+_OLD = """## Assistant
+
+```
+Tool: read
+
+**Input:**
+```json
+{
+  "filePath": "/r/gone.py"
+}
+```
+
+**Error:**
+```
+Error: File not found: /r/gone.py
+```
+```
+
+```
+Tool: bash
+
+**Input:**
+```json
+{
+  "command": "cat notes.md"
+}
+```
+
+**Output:**
+```
+a
+```
+b
+```
+```
+"""
+
+
+def test_the_transcript_rebuild_of_the_accuracy_study() -> None:
+    """``benchmarks/adapter_accuracy/opencode_transcript.py`` turns OpenCode's ``/export``
+    Markdown back into an export document: outputs that print fence lines of their own are told
+    from their closing fence (both layouts), errors stay errors."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "adapter_accuracy"))
+    import opencode_transcript as ot
+
+    new = ot.calls(_NEW)
+    assert [(c.tool, c.input, c.error) for c in new] == [
+        ("read", {"filePath": "/r/a.py"}, None), ("bash", {"command": "head -3 notes.md"}, None)]
+    assert new[1].output == "# Notes\n```py\nprint(1)"
+    old = ot.calls(_OLD)
+    assert [(c.tool, c.output, c.error) for c in old] == [
+        ("read", None, "Error: File not found: /r/gone.py"), ("bash", "a\n```\nb", None)]
+    doc = ot.export(_NEW + _OLD, "/r")
+    assert [m["parts"][0]["state"]["status"] for m in doc["messages"]] == [
+        "completed", "completed", "error", "completed"]
