@@ -10,6 +10,8 @@ Choices written down here because they change numbers:
 
 * Trailing ``:12`` line references are *not* stripped (the adapters know when a colon is one).
 * ``..`` is resolved lexically; a ``..`` above the start is dropped.
+* A URL other than ``file://`` (``repo://github.com/o/r/x.py``: an MCP view of a repository
+  other than the instance's, ``https://...``) names no file of the tree: it never resolves.
 * Absolute paths under system roots (``/tmp``, ``/proc``, ``/dev``, ``/sys``, ``/etc``) and
   paths through ``site-packages``/``dist-packages``/``node_modules`` are installed or scratch
   copies, not the repository: they resolve only if they name a repository file exactly after
@@ -35,6 +37,7 @@ FOREIGN_COMPONENTS = frozenset({"site-packages", "dist-packages", "node_modules"
 
 _DRIVE = re.compile(r"^[A-Za-z]:/")
 _REPO_URL = re.compile(r"^(?:[a-z+]+://[^/]+/|git@[^:]+:)", re.IGNORECASE)
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def split_repo(repo: str | None) -> tuple[str | None, str | None]:
@@ -57,6 +60,7 @@ def _components(agent_path: str, repo: str | None) -> tuple[list[str], bool]:
     s = agent_path.strip()
     if s.startswith("file://"):
         s = s[len("file://"):]
+    url = bool(_URL.match(s))
     s = s.replace("\\", "/")
     if _DRIVE.match(s):
         s = s[2:]
@@ -72,7 +76,7 @@ def _components(agent_path: str, repo: str | None) -> tuple[list[str], bool]:
         parts.append(c)
     if not parts:
         return parts, False
-    if absolute and parts[0] in FOREIGN_ROOTS:
+    if url or (absolute and parts[0] in FOREIGN_ROOTS):
         return parts, True
     owner, name = split_repo(repo)
     return _strip_root(parts, absolute, owner, name), False

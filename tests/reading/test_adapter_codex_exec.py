@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES
 from ctxeval.errors import AdapterError
 from ctxeval.model import View
-from ctxeval.reading import adapters
+from ctxeval.reading import adapters, mcp
 from ctxeval.reading.adapters import ReadOptions, _sessions, codex, codex_exec
 from ctxeval.reading.mcp import McpReading
 
@@ -28,6 +28,7 @@ def test_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
         return McpReading(views=[] if is_error else [View("/repo/src/calc.py", 1, 2)])
 
     monkeypatch.setattr(_sessions, "read_call", fake)
+    monkeypatch.setattr(mcp, "read_call", fake)  # McpRun.observe reads through it
     assert adapters.detect(FIX) is codex_exec
     assert not codex.detect(FIX, FIX.read_bytes())
     (t,) = codex_exec.read(FIX, ReadOptions())

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES
 from ctxeval.errors import AdapterError
 from ctxeval.model import View
-from ctxeval.reading import adapters
+from ctxeval.reading import adapters, mcp
 from ctxeval.reading.adapters import ReadOptions, _sessions, claude_code, codex, gemini_cli
 from ctxeval.reading.mcp import McpReading
 
@@ -35,6 +35,7 @@ def mcp_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return McpReading(views=[] if is_error else [View(where, 2, 2)])
 
     monkeypatch.setattr(_sessions, "read_call", fake)
+    monkeypatch.setattr(mcp, "read_call", fake)  # McpRun.observe reads through it
     return seen
 
 

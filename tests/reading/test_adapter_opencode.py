@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES
 from ctxeval.errors import AdapterError
 from ctxeval.model import View
-from ctxeval.reading import adapters
+from ctxeval.reading import adapters, mcp
 from ctxeval.reading.adapters import (
     ReadOptions,
     _sessions,
@@ -43,6 +43,7 @@ def mcp_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return McpReading(views=[View("/repo/src/calc.py", 1, 2)])
 
     monkeypatch.setattr(_sessions, "read_call", fake)
+    monkeypatch.setattr(mcp, "read_call", fake)  # McpRun.observe reads through it
     return seen
 
 

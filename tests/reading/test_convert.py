@@ -76,9 +76,11 @@ def test_inspect_and_convert_atif_and_openhands_v1(tmp_path, capsys):
     assert main(["convert", str(ADAPTERS / "atif"), str(ADAPTERS / "openhands-v1"),
                  "--out", str(dest)]) == 0
     got = {t["instance_id"]: t for t in map(orjson.loads, dest.read_bytes().splitlines())}
-    # four ATIF runs (continuation and subagent files are parts of theirs) and one V1 one
+    # five ATIF runs (continuation and subagent files, and a stream-json log beside the ATIF
+    # file, are parts of theirs) and one V1 one
     assert sorted(got) == ["9b1f4c2ad3e84f0c8a7e5d6b4c3a2f10", "cc-fixture-session",
-                           "django__django-11099", "openhands-fixture", "terminus-fixture"]
+                           "django__django-11099", "openhands-fixture", "terminus-fixture",
+                           "widgets-frob-callers-001"]
     cc = got["cc-fixture-session"]
     assert [s.get("subagent") for s in cc["steps"]] == [None] * 5 + ["explore-1", None]
     assert got["terminus-fixture"]["usage"]["input_tokens"] == 2500

@@ -113,6 +113,7 @@ NEW_FORMAT_FIXTURES = {  # fixture input (relative to fixtures/adapters) -> its 
     "atif/terminus-2": "atif",
     "atif/openhands": "atif",
     "atif/django__django-11099__Ab3dE5f/agent": "atif",
+    "atif/claude-code-mcp__Qm7Xa2c/agent": "atif",  # its claude-code.txt is the same run
     "openhands-v1/9b1f4c2ad3e84f0c8a7e5d6b4c3a2f10": "openhands-v1",
 }
 

@@ -180,6 +180,9 @@ TREE = PathIndex([
     ("vendor/site-packages/six.py", "vendor/site-packages/six.py"),
     ("", None),
     ("/testbed", None),
+    ("repo://github.com/o/other/setup.py", None),           # another repository's file
+    ("https://github.com/o/r/blob/main/pkg/models.py", None),  # a URL names no file
+    ("file:///testbed/pkg/models.py", "pkg/models.py"),
 ])
 def test_resolve(agent: str, want: str | None) -> None:
     assert TREE.resolve(agent) == want

@@ -12,6 +12,7 @@ one that does not marks them post-edit so that they count at file level only (sp
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...linesets import line_runs
 from ...model import Step, View
-from ..mcp import read_call
+from ..mcp import McpRun, read_call
 
 
 def json_document(path: Path) -> Any:
@@ -102,16 +103,28 @@ def elided(head: str, tail: str) -> str:
 
 def mcp_observe(step: Step, server: str, tool: str, args: Any, text: str, *,
                 is_error: bool, cwd: str | None, structured: Any = None,
-                warnings: list[str] | None = None) -> None:
-    """Views of an MCP tool call, read by :func:`ctxeval.reading.mcp.read_call` (one reader per
-    server's tool, whatever the agent); paths under ``cwd`` are made relative to it and the
-    reading's warnings go to ``warnings`` (the trajectory's ``extra["read_warnings"]``)."""
-    reading = read_call(server, tool, args if isinstance(args, dict) else {}, text,
-                        is_error=is_error, cwd=cwd, structured=structured)
+                warnings: list[str] | None = None, run: McpRun | None = None) -> None:
+    """Views (and edits) of an MCP tool call, read by :func:`ctxeval.reading.mcp.read_call` (one
+    reader per server's tool, whatever the agent), through the run's
+    :class:`~ctxeval.reading.mcp.McpRun` when one is given (it settles the repositories of the
+    whole run and collects the readings' warnings; the adapter calls its ``finish``), else alone
+    (the reading's warnings then go to ``warnings``, the trajectory's ``read_warnings``). Paths
+    under ``cwd`` are made relative to it."""
+    a = args if isinstance(args, dict) else {}
+    if run is not None:
+        reading = run.observe(step, server, tool, a, text, is_error=is_error, cwd=cwd,
+                              structured=structured)
+    else:
+        reading = read_call(server, tool, a, text, is_error=is_error, cwd=cwd,
+                            structured=structured)
+        if warnings is not None:
+            warnings.extend(f"step {step.index} ({step.tool}): {w}" for w in reading.warnings)
+    # the views in the reading's order: McpRun.finish rewrites them by position
     step.views = [replace(v, file=relative_to_cwd(v.file, cwd) or v.file)
                   for v in reading.views]
-    if warnings is not None:
-        warnings.extend(f"step {step.index} ({step.tool}): {w}" for w in reading.warnings)
+    if reading.edits:
+        step.edits = list(dict.fromkeys([*step.edits, *(relative_to_cwd(e, cwd) or e
+                                                         for e in reading.edits)]))
 
 
 def infer_cwd(steps: list[Step]) -> str | None:
@@ -135,3 +148,24 @@ def relative_to(steps: list[Step], cwd: str) -> None:
     for st in steps:
         st.views = [replace(v, file=relative_to_cwd(v.file, cwd) or v.file) for v in st.views]
         st.edits = list(dict.fromkeys(relative_to_cwd(e, cwd) or e for e in st.edits))
+def harbor_task(file: Path) -> str | None:
+    """The task of the Harbor trial a log sits in (``<trial>/agent/<log>``): the trial's
+    ``result.json`` ``task_name``, else the trial directory's name without Harbor's
+    ``__<7 chars>`` suffix, or without the ``_<n>`` of a trial kept in a folder named for its
+    task (``<task>/<task>_1/``, as CodeContextBench keeps its runs); None when the file is not
+    in an ``agent/`` folder."""
+    agent_dir = file.parent
+    if agent_dir.name != "agent":
+        return None
+    trial = agent_dir.parent
+    try:
+        res = json.loads((trial / "result.json").read_text(encoding="utf-8"))
+        if isinstance(res, dict) and isinstance(res.get("task_name"), str) and res["task_name"]:
+            return res["task_name"]
+    except (OSError, UnicodeError, ValueError):
+        pass
+    m = re.fullmatch(r"(.+?)__[A-Za-z0-9]{7}", trial.name)
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"(.+)_\d+", trial.name)
+    return m.group(1) if m and m.group(1) == trial.parent.name else None

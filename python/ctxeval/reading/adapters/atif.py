@@ -68,9 +68,25 @@ from typing import Any
 
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
+from ..mcp import McpRun
 from ..shell import read_shell
-from . import ReadOptions, claude_code, codex, gemini_cli, mini_swe_agent, opencode, openhands
-from ._sessions import infer_cwd, json_document, mark_views_after_edits, relative_to
+from . import (
+    ReadOptions,
+    claude_code,
+    claude_code_stream,
+    codex,
+    gemini_cli,
+    mini_swe_agent,
+    opencode,
+    openhands,
+)
+from ._sessions import (
+    harbor_task,
+    infer_cwd,
+    json_document,
+    mark_views_after_edits,
+    relative_to,
+)
 from .swe_agent import EditTracker
 
 FORMAT = "atif"
@@ -149,19 +165,9 @@ def _agent_name(doc: dict[str, Any]) -> str | None:
 def _instance_id(file: Path, doc: dict[str, Any]) -> str:
     """The task of a Harbor trial (``<trial>/result.json``'s ``task_name``), else the trial
     directory's name without Harbor's ``__<7 chars>`` suffix, else the session id or file name."""
-    agent_dir = file.parent
-    trial = agent_dir.parent if agent_dir.name == "agent" else None
-    if trial is not None:
-        try:
-            res = json.loads((trial / "result.json").read_text(encoding="utf-8"))
-            if isinstance(res, dict) and isinstance(res.get("task_name"), str) \
-                    and res["task_name"]:
-                return res["task_name"]
-        except (OSError, UnicodeError, ValueError):
-            pass
-        m = re.fullmatch(r"(.+?)__[A-Za-z0-9]{7}", trial.name)
-        if m:
-            return m.group(1)
+    task = harbor_task(file)
+    if task:
+        return task
     sid = doc.get("session_id")
     if file.name == _FILE and isinstance(sid, str) and sid:
         return sid
@@ -281,19 +287,92 @@ def _cwd(doc: dict[str, Any], st: dict[str, Any] | None) -> str | None:
 _Placed = list[tuple[int, Step]]
 
 
-def _claude_code(doc: dict[str, Any], turns: list[_Turn]) -> _Placed:
+def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = None,
+                 warnings: list[str] | None = None) -> _Placed:
+    """Claude Code's calls, read with its own tool semantics; with Claude Code's stream-json
+    log beside the file (Harbor's ``claude-code.txt``) for the same session, each result's text
+    is the log's (Harbor strips it) and the subagents the ATIF leaves out are read from it."""
+    twin = _stream_twin(doc, file, warnings)
+    sidechains = any(t.step.get("extra", {}).get("is_sidechain") is True for t in turns
+                     if isinstance(t.step.get("extra"), dict))
+    mcp = McpRun()
     out: _Placed = []
     for pos, t in enumerate(turns):
         cwd = _cwd(doc, t.step)
+        ex = t.step.get("extra") if isinstance(t.step.get("extra"), dict) else {}
+        sub = (_str_or_none(ex.get("agent_id")) or "sidechain") \
+            if ex.get("is_sidechain") is True else None
         for k, c in enumerate(t.calls):
             step = claude_code.call_step(c.name, c.args, len(out), cwd)
+            step.subagent = sub
             if k == 0:
                 step.usage = t.usage
             out.append((pos, step))
-            if c.result is not None:
-                text, is_error = _claude_result(c.result)
-                claude_code.observe(step, c.args, text, is_error, cwd)
+            shown = twin.results.get(c.call_id) if twin and c.call_id else None
+            if shown is not None:
+                claude_code.observe(step, c.args, shown[0], shown[1], cwd, mcp=mcp,
+                                    structured=shown[2])
+            elif c.result is not None:
+                text, is_error = _claude_result(c.result, ex if len(t.calls) == 1 else None)
+                claude_code.observe(step, c.args, text, is_error, cwd, mcp=mcp)
+            if twin and not sidechains and c.call_id in twin.subagents:
+                label = twin.labels.get(c.call_id, c.call_id)
+                for raw in twin.subagents[c.call_id]:
+                    s = claude_code.call_step(raw.name, raw.args, len(out), cwd)
+                    s.subagent, s.usage = label, raw.usage
+                    if raw.result is not None:
+                        claude_code.observe(s, raw.args, raw.result[0], raw.result[1], cwd,
+                                            mcp=mcp, structured=raw.result[2])
+                    out.append((pos, s))
+    if warnings is not None:
+        warnings.extend(mcp.finish())
+    else:
+        mcp.finish()
+    if sidechains:
+        out = _sidechains_in_time(turns, out)
     mark_views_after_edits([s for _, s in out])
+    return out
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _stream_twin(doc: dict[str, Any], file: Path | None, warnings: list[str] | None
+                 ) -> claude_code_stream.StreamRun | None:
+    """The stream-json log of the same session beside an ATIF file, read; None when there is
+    none, it is of another session, or it cannot be read."""
+    if file is None:
+        return None
+    twin = file.parent / claude_code_stream.HARBOR_LOG
+    if not twin.is_file():
+        return None
+    try:
+        run = claude_code_stream.read_stream(twin)
+    except AdapterError as exc:
+        if warnings is not None:
+            warnings.append(f"{claude_code_stream.HARBOR_LOG} beside the ATIF not read: "
+                            f"{exc.message}")
+        return None
+    if run.session_id != doc.get("session_id"):
+        return None
+    return run
+
+
+def _sidechains_in_time(turns: list[_Turn], placed: _Placed) -> _Placed:
+    """Harbor writes a session's sidechain (subagent) events before the others; put each
+    sidechain step back after the last agent step that started before it."""
+    stamp = [str(t.step.get("timestamp") or "") for t in turns]
+    main = [(p, s) for p, s in placed if s.subagent is None]
+    side = [(p, s) for p, s in placed if s.subagent is not None]
+    out: _Placed = []
+    k = 0
+    for p, s in main:
+        while k < len(side) and stamp[side[k][0]] and stamp[side[k][0]] < stamp[p]:
+            out.append((p, side[k][1]))
+            k += 1
+        out.append((p, s))
+    out.extend(side[k:])
     return out
 
 
@@ -303,9 +382,17 @@ _HARBOR_SECTIONS = re.compile(
     r"|(?:\A|\n\n)\[error\] tool reported failure\Z")
 
 
-def _claude_result(result: dict[str, Any]) -> tuple[str, bool]:
-    """The text the model was shown and whether the tool failed (see the module docstring)."""
+def _claude_result(result: dict[str, Any], step_extra: dict[str, Any] | None = None
+                   ) -> tuple[str, bool]:
+    """The text the model was shown and whether the tool failed (see the module docstring).
+
+    Harbor keeps the raw block and the error flag on the result's ``extra``, or (its renderings
+    of early 2026, one call per step) on the step's: ``step_extra`` is that step's ``extra``
+    when the step made this call alone."""
     ex = result.get("extra") if isinstance(result.get("extra"), dict) else {}
+    if not ex.get("tool_result_metadata") and step_extra \
+            and isinstance(step_extra.get("tool_result_metadata"), dict):
+        ex = step_extra
     md = ex.get("tool_result_metadata") if isinstance(ex.get("tool_result_metadata"), dict) \
         else {}
     raw = md.get("raw_tool_result")
@@ -324,6 +411,7 @@ def _claude_result(result: dict[str, Any]) -> tuple[str, bool]:
 
 def _codex(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Placed:
     out: _Placed = []
+    mcp = McpRun()
     for pos, t in enumerate(turns):
         cwd = _cwd(doc, t.step)
         ex = t.step.get("extra") if isinstance(t.step.get("extra"), dict) else {}
@@ -341,8 +429,9 @@ def _codex(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Pla
                 output: Any = {"output": c.text, **({"metadata": meta} if meta else {})}
             else:
                 output = c.text
-            codex.observe_call(call, output, cwd, warnings)
+            codex.observe_call(call, output, cwd, warnings, mcp=mcp)
     mark_views_after_edits([s for _, s in out])
+    warnings.extend(mcp.finish())
     return out
 
 
@@ -352,6 +441,7 @@ def _gemini_cli(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) ->
     failed). ATIF keeps neither the project hash nor the display names: the working directory
     is inferred from the paths, and an MCP tool is known by its ``mcp_<server>_<tool>`` name."""
     out: _Placed = []
+    mcp = McpRun()
     for pos, t in enumerate(turns):
         for k, c in enumerate(t.calls):
             step = gemini_cli.call_step(c.name, c.args, len(out), None)
@@ -360,12 +450,14 @@ def _gemini_cli(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) ->
             out.append((pos, step))
             if c.result is not None:
                 content = c.result.get("content")
-                gemini_cli.observe(step, c.args, c.text, content is None, None, warnings)
+                gemini_cli.observe(step, c.args, c.text, content is None, None, warnings,
+                                   mcp=mcp)
     steps = [s for _, s in out]
     cwd = _cwd(doc, None) or infer_cwd(steps)
     if cwd is not None:
         relative_to(steps, cwd)
     mark_views_after_edits(steps)
+    warnings.extend(mcp.finish())
     return out
 
 
@@ -374,6 +466,7 @@ def _opencode(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _
     (``function_name`` the tool, ``arguments`` its input), its result the part's output (none
     when the call failed; the exit code is not kept)."""
     out: _Placed = []
+    mcp = McpRun()
     for pos, t in enumerate(turns):
         for k, c in enumerate(t.calls):
             step = opencode.call_step(c.name, c.args, len(out), None)
@@ -383,12 +476,13 @@ def _opencode(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _
             content = c.result.get("content") if c.result is not None else None
             state = {"status": "completed" if content is not None else "error",
                      "input": c.args, "output": c.text}
-            opencode.observe(step, state, None, warnings)
+            opencode.observe(step, state, None, warnings, mcp)
     steps = [s for _, s in out]
     cwd = _cwd(doc, None) or infer_cwd(steps)
     if cwd is not None:
         relative_to(steps, cwd)
     mark_views_after_edits(steps)
+    warnings.extend(mcp.finish())
     return out
 
 
@@ -603,7 +697,9 @@ class _Reading:
             reader = _READERS.get(name)
             if reader is None and name.startswith("terminus"):
                 reader = _terminus
-            if reader in _READERS_WITH_WARNINGS:
+            if reader is _claude_code:
+                placed = _claude_code(self.doc, turns, self.file, self.warnings)
+            elif reader in _READERS_WITH_WARNINGS:
                 placed = reader(self.doc, turns, self.warnings)  # type: ignore[call-arg]
             else:
                 placed = (reader or _generic)(self.doc, turns)

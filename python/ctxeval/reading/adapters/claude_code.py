@@ -9,6 +9,17 @@ records). Each ``tool_use`` block of an assistant message is a step; its observa
 - ``Grep``: ``content`` mode with line numbers shows ``path:N:text`` hits (views); the default
   ``files_with_matches`` mode and ``Glob``/``LS`` are listings, not views.
 - ``Bash``: read by :func:`ctxeval.reading.shell.read_shell`.
+- ``mcp__<server>__<tool>``: MCP tools, read by :mod:`ctxeval.reading.mcp` (the result's text,
+  and its ``structuredContent`` where the record kept it in ``toolUseResult``); the readings of
+  a run are settled together (:class:`~ctxeval.reading.mcp.McpRun`: several repositories), and
+  their warnings reach the row.
+- Subagents (the ``Task`` tool, ``Agent`` since Claude Code 2.1): records of a subagent's
+  conversation written into the session file (``isSidechain``, older releases) are read in
+  place, their steps marked with the subagent's ``agentId``; since 2.1 each subagent writes its
+  own file, ``<session>/subagents/agent-<id>.jsonl`` beside this one, with
+  ``agent-<id>.meta.json`` naming the ``Task`` call (``toolUseId``) and the subagent's type:
+  its steps follow that call's step, marked ``<agentType>:<Task call id>`` (the label the
+  stream-json and ATIF readers give the same subagent).
 - ``Edit``/``MultiEdit``/``Write``/``NotebookEdit``: edits; the snippet an ``Edit`` result
   re-prints is in edited coordinates and is kept as a post-edit view.
 
@@ -19,15 +30,17 @@ writes. Paths under the session's ``cwd`` are made relative to it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import AdapterError
 from ...linesets import line_runs
 from ...model import Step, Trajectory, Usage, View
+from ..mcp import McpReading, McpRun, split_tool_name
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import jsonl_objects, mark_views_after_edits
@@ -48,7 +61,7 @@ _LISTING_TOOLS = ("Glob", "LS")
 
 
 def detect(path: Path, head: bytes) -> bool:
-    if path.is_dir():
+    if path.is_dir() or _part_of_a_session(path):
         return False
     records = _head_records(head)
     for obj in records:
@@ -59,6 +72,13 @@ def detect(path: Path, head: bytes) -> bool:
     # The first record is longer than the head: look at its top-level keys as bytes.
     first = head.split(b"\n", 1)[0]
     return bool(first.startswith(b"{") and _SESSION_KEY.search(first) and _TYPE_KEY.search(first))
+
+
+def _part_of_a_session(path: Path) -> bool:
+    """A subagent's own log (``<session>/subagents/agent-<id>.jsonl`` beside
+    ``<session>.jsonl``): read with its session, not as a run of its own."""
+    folder = path.parent
+    return folder.name == "subagents" and folder.parent.with_suffix(".jsonl").is_file()
 
 
 def _head_records(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
@@ -75,28 +95,67 @@ def _head_records(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
 
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     records = _records(path)
+    if not records:
+        raise AdapterError("empty session log", path=str(path))
+    mcp = McpRun()
+    log = _read_log(records, path, mcp, None)
+    steps = log.steps
+    warnings: list[str] = []
+    subagents = _subagent_logs(path, log, mcp, warnings)
+    if subagents:
+        steps = _with_subagents(steps, log, subagents, warnings)
+    for k, s in enumerate(steps):
+        s.index = k
+    usage = Usage.total(list(log.usage_by_msg.values())
+                        + [u for _, sub in subagents for u in sub.usage_by_msg.values()])
+    if usage is not None:
+        usage.api_calls = len(log.usage_by_msg) + sum(len(sub.usage_by_msg)
+                                                      for _, sub in subagents)
+    warnings = mcp.finish() + warnings
+    mark_views_after_edits(steps)
+    extra: dict[str, Any] = {"cwd": log.cwd} if log.cwd else {}
+    if warnings:
+        extra["read_warnings"] = warnings
+    return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
+                       run=options.run, agent="claude-code", model=log.model, usage=usage,
+                       source=str(path), extra=extra)]
+
+
+@dataclass(slots=True)
+class _Log:
+    """The steps of one session file (the agent's, or a subagent's)."""
+
+    steps: list[Step] = field(default_factory=list)
     cwd: str | None = None
     model: str | None = None
-    steps: list[Step] = []
-    by_id: dict[str, Step] = {}
+    usage_by_msg: dict[str, Usage | None] = field(default_factory=dict)
+    step_of_call: dict[str, Step] = field(default_factory=dict)
+    agent_of_call: dict[str, str] = field(default_factory=dict)  # Task call -> its agentId
+    agent_id: str | None = None
+
+
+def _read_log(records: list[tuple[int, dict[str, Any]]], path: Path, mcp: McpRun,
+              cwd: str | None) -> _Log:
+    log = _Log(cwd=cwd)
     calls: dict[str, dict[str, Any]] = {}
-    usage_by_msg: dict[str, Usage | None] = {}
     charged: set[str] = set()  # messages whose usage is already on a step
     for lineno, rec in records:
-        if cwd is None and isinstance(rec.get("cwd"), str):
-            cwd = rec["cwd"]
+        if log.cwd is None and isinstance(rec.get("cwd"), str):
+            log.cwd = rec["cwd"]
+        if log.agent_id is None and isinstance(rec.get("agentId"), str):
+            log.agent_id = rec["agentId"]
         msg = rec.get("message")
         if not isinstance(msg, dict):
             continue
         content = msg.get("content")
         if rec.get("type") == "assistant":
             m = msg.get("model")
-            if model is None and isinstance(m, str) and m and not m.startswith("<"):
-                model = m  # "<synthetic>" marks messages Claude Code wrote itself
+            if log.model is None and isinstance(m, str) and m and not m.startswith("<"):
+                log.model = m  # "<synthetic>" marks messages Claude Code wrote itself
             mid = msg.get("id") if isinstance(msg.get("id"), str) else f"line{lineno}"
             synthetic = isinstance(m, str) and m.startswith("<")  # no model call behind it
-            if mid not in usage_by_msg and not synthetic:
-                usage_by_msg[mid] = _usage(msg.get("usage"))
+            if mid not in log.usage_by_msg and not synthetic:
+                log.usage_by_msg[mid] = _usage(msg.get("usage"))
             for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict) or block.get("type") != "tool_use":
                     continue
@@ -106,32 +165,93 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
                     raise AdapterError("a tool_use needs string 'id' and 'name'", path=str(path),
                                        line=lineno, field="message.content.tool_use")
                 inp = block.get("input") if isinstance(block.get("input"), dict) else {}
-                step = call_step(name, inp, len(steps), cwd)
-                if mid not in charged and mid in usage_by_msg:
-                    step.usage = usage_by_msg[mid]
+                step = call_step(name, inp, len(log.steps), log.cwd)
+                if rec.get("isSidechain") is True:
+                    step.subagent = _str(rec.get("agentId")) or "sidechain"
+                if mid not in charged and mid in log.usage_by_msg:
+                    step.usage = log.usage_by_msg[mid]
                     charged.add(mid)
-                steps.append(step)
-                by_id[tid] = step
+                log.steps.append(step)
+                log.step_of_call[tid] = step
                 calls[tid] = inp
         elif rec.get("type") == "user" and isinstance(content, list):
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "tool_result":
                     continue
                 tid = block.get("tool_use_id")
-                step = by_id.get(tid) if isinstance(tid, str) else None
+                step = log.step_of_call.get(tid) if isinstance(tid, str) else None
                 if step is None:
                     continue
+                tur = rec.get("toolUseResult")
+                if isinstance(tur, dict) and isinstance(tur.get("agentId"), str):
+                    log.agent_of_call[tid] = tur["agentId"]
                 observe(step, calls[tid], _result_text(block.get("content")),
-                         bool(block.get("is_error")), cwd)
-    if not records:
-        raise AdapterError("empty session log", path=str(path))
-    usage = Usage.total(list(usage_by_msg.values()))
-    if usage is not None:
-        usage.api_calls = len(usage_by_msg)
-    mark_views_after_edits(steps)
-    return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
-                       run=options.run, agent="claude-code", model=model, usage=usage,
-                       source=str(path), extra={"cwd": cwd} if cwd else {})]
+                        bool(block.get("is_error")), log.cwd, mcp=mcp,
+                        structured=structured_content(tur))
+    return log
+
+
+def _subagent_logs(path: Path, log: _Log, mcp: McpRun, warnings: list[str]
+                   ) -> list[tuple[str | None, _Log]]:
+    """The subagents' own session files (Claude Code 2.1: ``<session>/subagents/agent-<id>
+    .jsonl``, and ``agent-<id>.meta.json`` naming the ``Task`` call that started it), each with
+    that call's id where it is known."""
+    folder = path.parent / path.stem / "subagents"
+    if not folder.is_dir():
+        return []
+    out: list[tuple[str | None, _Log]] = []
+    call_of_agent = {a: c for c, a in log.agent_of_call.items()}
+    for f in sorted(folder.glob("agent-*.jsonl")):
+        try:
+            sub = _read_log(jsonl_objects(f), f, mcp, log.cwd)
+        except AdapterError as exc:
+            warnings.append(f"subagent log {f.name} not read: {exc.message}")
+            continue
+        meta: Any = None
+        with contextlib.suppress(OSError, UnicodeError, ValueError):
+            meta = json.loads(f.with_name(f.stem + ".meta.json").read_text(encoding="utf-8"))
+        meta = meta if isinstance(meta, dict) else {}
+        agent = sub.agent_id or f.stem[len("agent-"):]
+        call = _str(meta.get("toolUseId")) or call_of_agent.get(agent)
+        kind = _str(meta.get("agentType"))
+        if kind is None and call is not None and call in log.step_of_call:
+            kind = _str(_call_input(log.step_of_call[call]).get("subagent_type"))
+        label = f"{kind}:{call}" if kind and call else (call or agent)
+        for s in sub.steps:
+            s.subagent = label
+        out.append((call, sub))
+    return out
+
+
+def _call_input(step: Step) -> dict[str, Any]:
+    """The arguments a step's action shows (``Name {json}``)."""
+    _, _, rest = step.action.partition(" ")
+    try:
+        got = json.loads(rest)
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _with_subagents(steps: list[Step], log: _Log, subagents: list[tuple[str | None, _Log]],
+                    warnings: list[str]) -> list[Step]:
+    """The agent's steps with each subagent's steps after the ``Task`` call that started it
+    (at the end, with a warning, when that call is not found)."""
+    after: dict[int, list[Step]] = {}
+    loose: list[Step] = []
+    for call, sub in subagents:
+        step = log.step_of_call.get(call) if call else None
+        if step is None:
+            loose.extend(sub.steps)
+            warnings.append(f"subagent {sub.agent_id or '?'}: the call that started it is not "
+                            "in the session; its steps are put last")
+            continue
+        after.setdefault(id(step), []).extend(sub.steps)
+    out: list[Step] = []
+    for s in steps:
+        out.append(s)
+        out.extend(after.get(id(s), []))
+    return out + loose
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -150,10 +270,19 @@ def call_step(name: str, inp: dict[str, Any], index: int, cwd: str | None) -> St
     return step
 
 
-def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None
-            ) -> None:
-    """Views (and edit outcome) of a call from the text its result showed the model."""
+def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None,
+            *, mcp: McpRun | None = None, structured: Any = None) -> McpReading | None:
+    """Views (and edit outcome) of a call from the text its result showed the model.
+
+    An MCP tool (``mcp__<server>__<tool>``) is read by :mod:`ctxeval.reading.mcp`, through the
+    run's :class:`~ctxeval.reading.mcp.McpRun` when one is given (``structured``: the result's
+    ``structuredContent``); its reading is returned. Other tools return None."""
     name = step.tool
+    split = split_tool_name(name or "")
+    if split is not None:
+        run = mcp if mcp is not None else McpRun()
+        return run.observe(step, split[0], split[1], inp, text, is_error=is_error, cwd=cwd,
+                           structured=structured)
     if is_error:
         if name in _EDIT_TOOLS:
             step.edits = []  # the edit was refused ("String to replace not found", ...)
@@ -174,6 +303,15 @@ def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str
     elif name in ("Edit", "MultiEdit") and step.edits:
         step.views = [View(v.file, v.start_line, v.end_line, post_edit=True)
                       for v in _numbered(step.edits[0], text)]
+    return None
+
+
+def structured_content(tool_use_result: Any) -> Any:
+    """The ``structuredContent`` of an MCP result as Claude Code records it beside the
+    message (``toolUseResult`` in session logs, ``tool_use_result`` in stream-json)."""
+    if isinstance(tool_use_result, dict) and "structuredContent" in tool_use_result:
+        return tool_use_result["structuredContent"]
+    return None
 
 
 def _numbered(f: str, text: str) -> list[View]:

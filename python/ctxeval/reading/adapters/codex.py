@@ -60,7 +60,7 @@ from typing import Any
 
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
-from ..mcp import split_tool_name
+from ..mcp import McpRun, split_tool_name
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import elided, jsonl_objects, mark_views_after_edits, mcp_observe, numbered_views
@@ -121,6 +121,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     cwd: str | None = None
     model: str | None = None
     warnings: list[str] = []
+    mcp = McpRun()
     mcp_ends = {cid: p for _, kind, p in items if kind == "event_msg"
                 and p.get("type") == "mcp_tool_call_end" and (cid := _str(p.get("call_id")))}
     steps: list[Step] = []
@@ -160,7 +161,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
             if cid and cid in pending:
                 c = pending.pop(cid)
                 observe_call(c, p.get("output"), cwd, warnings, mcp_end=mcp_ends.get(cid),
-                             sessions=sessions)
+                             sessions=sessions, mcp=mcp)
     if not items:
         raise AdapterError("empty rollout", path=str(path))
     usage = total or Usage.total(per_call)
@@ -168,6 +169,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     if usage is not None and calls:
         usage.api_calls = calls
     mark_views_after_edits(steps)
+    warnings[:0] = mcp.finish()
     extra: dict[str, Any] = {"cwd": cwd} if cwd else {}
     if warnings:
         extra["read_warnings"] = warnings
@@ -350,7 +352,7 @@ def _script(cmd: Any) -> str | None:
 
 def observe_call(c: Call, output: Any, cwd: str | None, warnings: list[str], *,
                  mcp_end: dict[str, Any] | None = None,
-                 sessions: dict[str, str] | None = None) -> None:
+                 sessions: dict[str, str] | None = None, mcp: McpRun | None = None) -> None:
     """Views (and edits) of a call from the output item that answered it."""
     step = c.step
     if c.kind == "shell" and c.script is not None:
@@ -359,7 +361,7 @@ def observe_call(c: Call, output: Any, cwd: str | None, warnings: list[str], *,
             sessions[shown.running] = c.script
         _observe_shell(step, c.script, shown, c.workdir or cwd, cwd or c.workdir)
     elif c.kind == "mcp" and c.mcp is not None:
-        _observe_mcp(c, output, cwd, warnings, mcp_end)
+        _observe_mcp(c, output, cwd, warnings, mcp_end, mcp)
     elif c.kind == "read_file":
         f = _rel(_str(c.args.get("file_path")), cwd)
         text = _payload_text(output)
@@ -455,7 +457,7 @@ def _items_text(items: list[Any]) -> str:
 
 
 def _observe_mcp(c: Call, output: Any, cwd: str | None, warnings: list[str],
-                 end: dict[str, Any] | None) -> None:
+                 end: dict[str, Any] | None, run: McpRun | None) -> None:
     assert c.mcp is not None
     server, tool = c.mcp
     args: Any = c.args
@@ -481,7 +483,7 @@ def _observe_mcp(c: Call, output: Any, cwd: str | None, warnings: list[str],
         warnings.append(f"step {c.step.index} ({c.step.tool}): Codex cut the middle of the "
                         "result (its text decoded as far as the cut allows)")
     mcp_observe(c.step, server, tool, args, text, is_error=is_error or bool(failed), cwd=cwd,
-                structured=structured, warnings=warnings)
+                structured=structured, warnings=warnings, run=run)
 
 
 def _mcp_text(output: Any) -> tuple[str, str | None, bool]:

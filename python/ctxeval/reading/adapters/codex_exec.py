@@ -37,6 +37,7 @@ from typing import Any
 
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
+from ..mcp import McpRun
 from . import ReadOptions
 from ._sessions import infer_cwd, jsonl_objects, mark_views_after_edits, mcp_observe, relative_to
 from ._sessions import nonempty_str as _str
@@ -76,6 +77,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
         raise AdapterError("empty event stream", path=str(path))
     steps: list[Step] = []
     warnings: list[str] = []
+    mcp = McpRun()
     thread: str | None = None
     turn_first: Step | None = None
     previous: Usage | None = None
@@ -98,7 +100,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
             if not isinstance(item, dict):
                 raise AdapterError("'item' must be an object", path=str(path), line=lineno,
                                    field="item")
-            step = _step(item, len(steps), warnings)
+            step = _step(item, len(steps), warnings, mcp)
             if step is not None:
                 steps.append(step)
                 if turn_first is None:
@@ -114,6 +116,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
                         "paths naming the same files")
         relative_to(steps, cwd)
     mark_views_after_edits(steps)
+    warnings[:0] = mcp.finish()
     if warnings:
         extra["read_warnings"] = warnings
     return [Trajectory(instance_id=options.instance_id or path.stem, steps=steps,
@@ -121,7 +124,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
                        extra=extra)]
 
 
-def _step(item: dict[str, Any], index: int, warnings: list[str]) -> Step | None:
+def _step(item: dict[str, Any], index: int, warnings: list[str], mcp: McpRun) -> Step | None:
     t = item.get("type")
     if t == "command_execution":
         command = item.get("command") if isinstance(item.get("command"), str) else ""
@@ -162,7 +165,7 @@ def _step(item: dict[str, Any], index: int, warnings: list[str]) -> Step | None:
         text = "\n".join(s for b in content if (s := _block_text(b)) is not None)
         structured = result.get("structured_content") if result else None
         mcp_observe(step, server, tool, args, text, is_error=failed, cwd=None,
-                    structured=structured, warnings=warnings)
+                    structured=structured, warnings=warnings, run=mcp)
         return step
     if t in ("web_search", "collab_tool_call"):
         return Step(index=index, tool=t, action=json.dumps(

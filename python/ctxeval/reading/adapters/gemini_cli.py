@@ -78,7 +78,7 @@ from typing import Any
 
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage, View
-from ..mcp import split_tool_name
+from ..mcp import McpRun, split_tool_name
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import (
@@ -187,6 +187,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
         return [_read_history(path, options)]
     meta, messages, first_results, rewinds = _load(path)
     warnings: list[str] = []
+    mcp = McpRun()
     if rewinds:
         warnings.append(f"the user rewound the conversation {rewinds} time(s); the steps "
                         "rewound stay (the agent had seen them)")
@@ -220,13 +221,14 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
             if tc.get("status") in ("error", "cancelled"):
                 failed = True
             observe(step, _args(tc.get("args")), text or "", failed, cwd, warnings,
-                    _str(tc.get("displayName")))
+                    _str(tc.get("displayName")), mcp)
     if not messages and not meta:
         raise AdapterError("empty chat recording", path=str(path))
     usage = Usage.total(usage_parts)
     if usage is not None:
         usage.api_calls = sum(1 for u in usage_parts if u is not None) or None
     mark_views_after_edits(steps)
+    warnings[:0] = mcp.finish()
     extra: dict[str, Any] = {}
     if cwd:
         extra["cwd"] = cwd
@@ -256,6 +258,7 @@ def _read_history(path: Path, options: ReadOptions) -> Trajectory:
     history = [c for c in raw if isinstance(c, dict)]
     cwd = workspace_dir(history)
     warnings: list[str] = []
+    mcp = McpRun()
     steps: list[Step] = []
     for k, content in enumerate(history):
         if content.get("role") != "model":
@@ -279,10 +282,11 @@ def _read_history(path: Path, options: ReadOptions) -> Trajectory:
                 text, failed = None, True
             else:
                 text, failed = result_text([part])
-            observe(step, args, text or "", failed, cwd, warnings)
+            observe(step, args, text or "", failed, cwd, warnings, mcp=mcp)
     if cwd is None and (cwd := infer_cwd(steps)) is not None:
         relative_to(steps, cwd)
     mark_views_after_edits(steps)
+    warnings[:0] = mcp.finish()
     extra: dict[str, Any] = {}
     if cwd:
         extra["cwd"] = cwd
@@ -564,7 +568,8 @@ def call_step(name: str, args: dict[str, Any], index: int, cwd: str | None,
 
 
 def observe(step: Step, args: dict[str, Any], text: str, failed: bool, cwd: str | None,
-            warnings: list[str], display_name: str | None = None) -> None:
+            warnings: list[str], display_name: str | None = None,
+            mcp: McpRun | None = None) -> None:
     """Views (and edit outcome) of one call from the text its result showed the model."""
     name = step.tool or ""
     if _MASKED in text:
@@ -573,11 +578,11 @@ def observe(step: Step, args: dict[str, Any], text: str, failed: bool, cwd: str 
         if name in _EDITS and not _MASKED_ERROR.search(text):
             return  # masked later: the edit was made (its preview is no error), shown nothing
         failed = True
-    mcp = mcp_name(name, display_name) if not name.startswith("mcp__") else \
+    names = mcp_name(name, display_name) if not name.startswith("mcp__") else \
         split_tool_name(name)
-    if mcp is not None:
-        mcp_observe(step, mcp[0], mcp[1], args, _unwrap(text), is_error=failed, cwd=cwd,
-                    warnings=warnings)
+    if names is not None:
+        mcp_observe(step, names[0], names[1], args, _unwrap(text), is_error=failed, cwd=cwd,
+                    warnings=warnings, run=mcp)
         return
     if failed:
         if name in _EDITS:

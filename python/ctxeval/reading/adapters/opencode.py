@@ -61,6 +61,7 @@ from typing import Any
 
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage, View
+from ..mcp import McpRun
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import (
@@ -309,7 +310,8 @@ def _trajectory(s: _Session, sessions: dict[str, _Session], path: Path, options:
     for other in sessions.values():
         if other.parent:
             children.setdefault(other.parent, []).append(other)
-    steps, usage, model, cwd = _steps(s, children, warnings, 0)
+    mcp = McpRun()
+    steps, usage, model, cwd = _steps(s, children, warnings, 0, mcp)
     for k, st in enumerate(steps):
         st.index = k
     if cwd is None:  # an event stream keeps no working directory
@@ -319,6 +321,7 @@ def _trajectory(s: _Session, sessions: dict[str, _Session], path: Path, options:
                             "paths naming the same files")
             relative_to(steps, cwd)
     mark_views_after_edits(steps)
+    warnings[:0] = mcp.finish()
     extra: dict[str, Any] = {"session_id": s.id}
     if cwd:
         extra["cwd"] = cwd
@@ -336,8 +339,8 @@ def _trajectory(s: _Session, sessions: dict[str, _Session], path: Path, options:
                       model=model, usage=usage, source=str(path), extra=extra)
 
 
-def _steps(s: _Session, children: dict[str, list[_Session]], warnings: list[str], depth: int
-           ) -> tuple[list[Step], Usage | None, str | None, str | None]:
+def _steps(s: _Session, children: dict[str, list[_Session]], warnings: list[str], depth: int,
+           mcp: McpRun) -> tuple[list[Step], Usage | None, str | None, str | None]:
     steps: list[Step] = []
     parts_usage: list[Usage | None] = []
     model: str | None = None
@@ -366,14 +369,14 @@ def _steps(s: _Session, children: dict[str, list[_Session]], warnings: list[str]
             elif t == "tool":
                 step = call_step(_str(part.get("tool")) or "?", _input(part), len(steps), cwd)
                 state = part.get("state") if isinstance(part.get("state"), dict) else {}
-                observe(step, state, cwd, warnings)
+                observe(step, state, cwd, warnings, mcp)
                 steps.append(step)
                 pending.append(step)
                 own.append(step)
                 child = _child_of(step, state, children.get(s.id, []), used_children)
                 if child is not None and depth < 8:
                     used_children.add(child.id)
-                    sub, sub_usage, _m, _c = _steps(child, children, warnings, depth + 1)
+                    sub, sub_usage, _m, _c = _steps(child, children, warnings, depth + 1, mcp)
                     for x in sub:
                         x.subagent = x.subagent or child.id
                     steps.extend(sub)
@@ -385,7 +388,7 @@ def _steps(s: _Session, children: dict[str, list[_Session]], warnings: list[str]
                 own[0].usage = u
     for child in children.get(s.id, []):  # subagents not matched to a task call
         if child.id not in used_children and depth < 8:
-            sub, sub_usage, _m, _c = _steps(child, children, warnings, depth + 1)
+            sub, sub_usage, _m, _c = _steps(child, children, warnings, depth + 1, mcp)
             for x in sub:
                 x.subagent = x.subagent or child.id
             steps.extend(sub)
@@ -461,7 +464,8 @@ def call_step(name: str, args: dict[str, Any], index: int, cwd: str | None) -> S
     return step
 
 
-def observe(step: Step, state: dict[str, Any], cwd: str | None, warnings: list[str]) -> None:
+def observe(step: Step, state: dict[str, Any], cwd: str | None, warnings: list[str],
+            mcp: McpRun | None = None) -> None:
     """Views (and edit outcome) of a call from its part's ``state`` (module docstring)."""
     status = state.get("status")
     meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
@@ -476,7 +480,7 @@ def observe(step: Step, state: dict[str, Any], cwd: str | None, warnings: list[s
     if name.startswith("mcp__"):
         server, _, tool = name[len("mcp__"):].partition("__")
         mcp_observe(step, server, tool, args, output or "", is_error=failed, cwd=cwd,
-                    warnings=warnings)
+                    warnings=warnings, run=mcp)
         if "_" in server or "-" in server:
             warnings.append(f"step {step.index} ({name}): the server's name is a guess "
                             "(OpenCode joins server and tool with '_')")

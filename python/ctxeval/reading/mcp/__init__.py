@@ -22,17 +22,39 @@ Contract of :func:`read_call` (every adapter relies on it):
 - ``structured``: the result's ``structuredContent`` where the log kept it, else None.
 
 It returns an :class:`McpReading` and never raises.
+
+Servers and what each tool credits are listed in ``docs/mcp-tools.md``; the modules are
+:mod:`.sourcegraph`, :mod:`.github`, :mod:`.filesystem`, :mod:`.serena`, and :mod:`.generic`
+for tools no module knows (its views are guesses, counted in the row's warnings).
+
+**Repositories.** A retrieval server addresses its own copy of a repository
+(``github.com/sg-evals/linux--07c4ee00`` plus a path); a view's file is the path inside it,
+and the reading says which repository each view came from (``McpReading.origins``). One run
+may read several repositories: :class:`McpRun` (what adapters use for a whole run) settles
+that at the end. The run's own repository is the instance's when the adapter knows it, else
+the one the run took most line views from; views of every other repository are kept as
+``repo://<repository>/<path>``, which names no file of the instance's tree and credits
+nothing, and the row's warnings name them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any
 
-from ...model import View
+from ...model import Step, View
+from . import filesystem, generic, github, serena, sourcegraph
+from ._common import Call, Reading, same_repo
+
+__all__ = ["KINDS", "McpReading", "McpRun", "read_call", "server_kind", "split_tool_name"]
 
 _CLAUDE_NAME = re.compile(r"^mcp__(?P<server>[^_].*?)__(?P<tool>.+)$")
+
+#: The server kinds with a reader module, in the order they are tried.
+KINDS: tuple[ModuleType, ...] = (sourcegraph, github, serena, filesystem)
 
 
 @dataclass(slots=True)
@@ -44,11 +66,19 @@ class McpReading:
     ``mentions`` are paths named without content (listings, search hits without lines): kept for
     the record, never credited. ``warnings`` say what was guessed or skipped; adapters put them
     in the trajectory's ``extra["read_warnings"]``, which reaches the row's ``warnings``.
+    ``origins`` give, per view, the repository its file belongs to (None: the agent's own
+    file system, or not said); ``edits`` the files the call changed; ``kind`` the reader that
+    read it (``sourcegraph``, ..., ``generic``); ``guessed`` how many views the generic reader
+    inferred.
     """
 
     views: list[View] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    origins: list[str | None] = field(default_factory=list)
+    edits: list[str] = field(default_factory=list)
+    kind: str | None = None
+    guessed: int = 0
 
 
 def split_tool_name(name: str) -> tuple[str, str] | None:
@@ -58,9 +88,102 @@ def split_tool_name(name: str) -> tuple[str, str] | None:
     return (m.group("server"), m.group("tool")) if m else None
 
 
+def server_kind(server: str, tool: str) -> ModuleType:
+    """The reader module of a server: the first kind that recognises the server's name (or
+    the tool's), else :mod:`.generic`."""
+    for mod in KINDS:
+        if mod.recognises(server or "", tool or ""):
+            return mod
+    return generic
+
+
 def read_call(server: str, tool: str, args: Any, text: str, *, is_error: bool = False,
               cwd: str | None = None, structured: Any = None) -> McpReading:
     """The views of one MCP tool result (see the module docstring). Never raises."""
+    server = server if isinstance(server, str) else ""
+    tool = tool if isinstance(tool, str) else ""
+    mod = server_kind(server, tool)
     if is_error:
-        return McpReading()
-    return McpReading(warnings=[f"mcp: no reader for {server}/{tool}; nothing credited"])
+        return McpReading(kind=mod.KIND)
+    name = mod.tool_name(tool) if hasattr(mod, "tool_name") else tool
+    reader = getattr(mod, "TOOLS", {}).get(name)
+    if reader is None:
+        mod, reader = generic, generic.read
+    call = Call(server, name, args if isinstance(args, dict) else {},
+                text if isinstance(text, str) else "", structured, cwd)
+    try:
+        got: Reading = reader(call)
+    except Exception as exc:  # a reader must never stop a run: the call shows nothing
+        return McpReading(kind=mod.KIND, warnings=[
+            f"mcp: {server}/{tool}: result not read ({type(exc).__name__}); nothing credited"])
+    warnings = list(got.warnings)
+    if mod is generic and got.views:
+        warnings.append(f"mcp: {server}/{tool} read by the generic reader: "
+                        f"{len(got.views)} views guessed")
+    return McpReading(views=got.views, mentions=got.mentions, warnings=warnings,
+                      origins=got.origins or [None] * len(got.views), edits=got.edits,
+                      kind=mod.KIND, guessed=got.guessed)
+
+
+class McpRun:
+    """The MCP calls of one run, read call by call and settled together at the end.
+
+    Adapters call :meth:`observe` for each MCP call (it sets the step's views and edits) and
+    :meth:`finish` once the run is read; ``finish`` qualifies the views of repositories other
+    than the run's own (see the module docstring) and returns the run's warnings, repeated
+    ones counted once."""
+
+    def __init__(self, repo: str | None = None) -> None:
+        self.repo = repo
+        self._read: list[tuple[Step, McpReading]] = []
+        self._warnings: Counter[str] = Counter()
+
+    def observe(self, step: Step, server: str, tool: str, args: Any, text: str, *,
+                is_error: bool = False, cwd: str | None = None, structured: Any = None
+                ) -> McpReading:
+        reading = read_call(server, tool, args, text, is_error=is_error, cwd=cwd,
+                            structured=structured)
+        step.views = list(reading.views)
+        if reading.edits:
+            step.edits = list(dict.fromkeys([*step.edits, *reading.edits]))
+        self._read.append((step, reading))
+        self._warnings.update(reading.warnings)
+        return reading
+
+    def finish(self) -> list[str]:
+        out = [w if n == 1 else f"{w} (x{n})" for w, n in self._warnings.items()]
+        out.extend(self._settle())
+        return out
+
+    def _settle(self) -> list[str]:
+        lines: Counter[str] = Counter()
+        first: dict[str, int] = {}
+        for _, reading in self._read:
+            for v, origin in zip(reading.views, reading.origins, strict=False):
+                if origin:
+                    first.setdefault(origin, len(first))
+                    lines[origin] += _size(v)
+        repos = sorted(first, key=first.__getitem__)
+        if len(repos) < 2 and not (self.repo and repos and not same_repo(self.repo, repos[0])):
+            return []
+        own = next((r for r in repos if self.repo and same_repo(self.repo, r)), None)
+        if own is None and self.repo is None:
+            own = max(repos, key=lambda r: (lines[r], -first[r]))
+        others = [r for r in repos if r != own]
+        for step, reading in self._read:
+            # an MCP step's views are its reading's, in order (marking views after edits
+            # replaces them in place)
+            for k, origin in enumerate(reading.origins[:len(step.views)]):
+                if origin in others:
+                    v = step.views[k]
+                    step.views[k] = replace(v, file=f"repo://{origin}/{v.file}")
+        why = "the instance's" if self.repo else "taken as the instance's: the one read most"
+        head = f"{own} ({why})" if own else "none of them is the instance's"
+        return [f"mcp: the run read {len(repos)} repositories; {head}; views of "
+                f"{', '.join(others)} are kept as repo://<repository>/<path> and credit nothing"]
+
+
+def _size(v: View) -> int:
+    if v.start_line is None:
+        return 1
+    return (v.end_line or v.start_line) - v.start_line + 1
