@@ -29,7 +29,7 @@ from ctxeval.reading.mcp import McpReading
 DIR = FIXTURES / "adapters" / "opencode"
 EXPORT = DIR / "export-ses_1f2e3d4c5b6aXyZ0123456789.json"
 EVENTS = DIR / "opencode-run.jsonl"
-STORAGE = DIR / "storage"
+STORAGE = DIR / "data" / "storage"  # as in ~/.local/share/opencode/storage
 
 
 @pytest.fixture
