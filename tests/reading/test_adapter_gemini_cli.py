@@ -277,7 +277,7 @@ def test_a_shared_history_is_read_with_windows_paths() -> None:
     written with backslashes or as absolute Windows paths are the same files as relative ones."""
     assert adapters.detect(SHARE) is gemini_cli
     (t,) = gemini_cli.read(SHARE, ReadOptions())
-    assert t.extra["cwd"] == "C:/work/calc"
+    assert t.extra["cwd"] == "C:/dev/calc"
     s = t.steps
     assert [x.tool for x in s] == ["read_file", "read_file", "grep_search", "read_file", "replace",
                                    "replace", "write_file", "run_shell_command", "read_file"]
