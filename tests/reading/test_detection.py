@@ -115,7 +115,21 @@ NEW_FORMAT_FIXTURES = {  # fixture input (relative to fixtures/adapters) -> its 
     "atif/django__django-11099__Ab3dE5f/agent": "atif",
     "atif/claude-code-mcp__Qm7Xa2c/agent": "atif",  # its claude-code.txt is the same run
     "openhands-v1/9b1f4c2ad3e84f0c8a7e5d6b4c3a2f10": "openhands-v1",
+    # the 2026 CLI agents (issue 21)
+    "codex/rollout-2025-01-01T00-00-00-x.jsonl": "codex",
+    "codex/rollout-2025-12-15T10-00-00-019b2a11.jsonl": "codex",
+    "codex/rollout-2026-06-10T09-00-00-019e9a7c.jsonl": "codex",
+    "codex-exec/codex-exec.jsonl": "codex-exec",
+    "codex-exec/codex-exec-parallel.jsonl": "codex-exec",
+    "gemini-cli/chat-share-calc.json": "gemini-cli",
+    "gemini-cli/checkpoint-calc.json": "gemini-cli",
+    "gemini-cli/session-2025-10-16T08-00-7d1e2f30.json": "gemini-cli",
+    "gemini-cli/session-2026-08-20T10-00-s1-0c6f.jsonl": "gemini-cli",
+    "opencode/export-ses_1f2e3d4c5b6aXyZ0123456789.json": "opencode",
+    "opencode/opencode-run.jsonl": "opencode",
+    "opencode/data": "opencode",  # the data directory holding storage/: one input
 }
+_FIXTURE_DIRS = ("atif", "openhands-v1", "codex", "codex-exec", "gemini-cli", "opencode")
 
 
 def test_new_format_fixtures_go_to_their_adapter():
@@ -124,21 +138,21 @@ def test_new_format_fixtures_go_to_their_adapter():
     root = FIXTURES / "adapters"
     assert {k: detected(root / k) for k in NEW_FORMAT_FIXTURES} == NEW_FORMAT_FIXTURES
     # their inputs, listed as a user's folder would be, are those and nothing else
-    listed = inputs_under(root / "atif") + inputs_under(root / "openhands-v1")
+    listed = [p for d in _FIXTURE_DIRS for p in inputs_under(root / d)]
     assert sorted(p.relative_to(root).as_posix() for p in listed if detected(p)) == \
         sorted(NEW_FORMAT_FIXTURES)
 
 
 @pytest.mark.parametrize("fmt", adapters.formats())
 def test_new_format_fixture_files_forced_through_every_adapter(tmp_path, fmt):
-    """Every file of the ATIF and OpenHands V1 fixtures, whole and cut in half, forced through
-    every adapter: an AdapterError or a result, never anything else."""
+    """Every file of the ATIF, OpenHands V1 and 2026 CLI agents' fixtures, whole and cut in half,
+    forced through every adapter: an AdapterError or a result, never anything else."""
     from conftest import FIXTURES
     from ctxeval.reading.adapters import ReadOptions
 
     mod = adapters.get(fmt)
-    files = sorted(p for d in ("atif", "openhands-v1")
-                   for p in (FIXTURES / "adapters" / d).rglob("*.json"))
+    files = sorted(p for d in _FIXTURE_DIRS for ext in ("*.json", "*.jsonl")
+                   for p in (FIXTURES / "adapters" / d).rglob(ext))
     assert len(files) > 20
     for preset in ("strict", "contextbench"):
         for src in files:

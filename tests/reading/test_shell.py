@@ -407,8 +407,13 @@ def test_git_diff_shows_the_edited_files() -> None:
                                                       ("b.py", None, None, "post_edit")]
     assert views("git status && git diff requests/auth.py", "On branch main\n" + out) == [
         ("requests/auth.py", None, None, "post_edit"), ("b.py", None, None, "post_edit")]
-    for cmd in ("git diff --stat", "git diff --name-only", "git log -p", "git show"):
+    for cmd in ("git diff --stat", "git diff --name-only", "git log -p", "git show",
+                "git stash show", "git stash show -p --stat", "git stash list"):
         assert views(cmd, out) == [], cmd
+    # stashed changes of the working tree, printed as git diff prints them (a real OpenCode
+    # session, avltree9798/kiseki session-ses_36de.md, step 19)
+    assert views("git stash show -p stash@{0} | head -200", out) == [
+        ("requests/auth.py", None, None, "post_edit"), ("b.py", None, None, "post_edit")]
     # the same diff saved to a file and printed: the file, and the files of the diff
     assert views("git diff > p.txt && cat p.txt", out) == [
         ("p.txt", 1, None, "post_edit"), ("requests/auth.py", None, None, "post_edit"),
@@ -534,6 +539,12 @@ def test_failures_show_nothing() -> None:
                  returncode=2) == []
     assert views("grep -n x dir", "grep: dir: Is a directory\n", returncode=2) == []
     assert views("cat x.py", "", returncode=1) == []
+    # a command the shell could not find: zsh (a real OpenCode session on macOS,
+    # karthikiyer56/stellar-full-history-ingestion session-ses_4283.md, step 17), bash, dash
+    assert views('rg -n "time\\.|Duration" --type go', "zsh:1: command not found: rg\n") == []
+    assert views("rg -n foo", "zsh: command not found: rg\n", returncode=127) == []
+    assert views("grep -rn foo .", "bash: line 1: grep: command not found\n") == []
+    assert views("rg -n foo", "sh: 1: rg: not found\n", returncode=127) == []
     # one of two files missing: the other one was shown
     out = "a\nb\ncat: b.py: No such file or directory\n"
     assert views("cat a.py b.py", out, returncode=1) == [("a.py", 1, None)]

@@ -1,4 +1,5 @@
-"""Pieces shared by the adapters of agent session logs (Claude Code, Codex CLI).
+"""Pieces shared by the adapters of agent session logs (Claude Code, Codex CLI, Gemini CLI,
+OpenCode).
 
 Views after edits: for adapters that cannot map edited coordinates back to base lines.
 
@@ -12,12 +13,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import AdapterError
-from ...model import Step
+from ...linesets import line_runs
+from ...model import Step, View
+from ..mcp import McpRun, read_call
 
 
 def json_document(path: Path) -> Any:
@@ -31,13 +35,14 @@ def json_document(path: Path) -> Any:
         raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
 
 
-def jsonl_objects(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """``(line, object)`` of every record of a JSONL log. A cut last line (a log still being
-    written) is dropped; any other bad line is an error naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
+def jsonl_objects(path: Path, text: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` of every record of a JSONL log (``text``, else the file's). A cut last
+    line (a log still being written) is dropped; any other bad line is an error naming it."""
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
     out = []
     lines = text.splitlines()
     for lineno, raw in enumerate(lines, start=1):
@@ -81,6 +86,68 @@ def nonempty_str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
+def numbered_views(f: str, numbers: list[int]) -> list[View]:
+    """Line views of ``f`` for the line numbers a tool printed beside its lines."""
+    return [View(f, a, b) for a, b in line_runs(numbers)]
+
+
+def elided(head: str, tail: str) -> str:
+    """An output whose middle was cut inside a line, written as mini-swe-agent writes one, the
+    shape :func:`ctxeval.reading.shell.read_shell` reads: ``head`` ends inside a line and
+    ``tail`` starts inside one. Agents that cut by characters (Codex's ``…N tokens
+    truncated…``, Gemini CLI's ``... [N characters omitted] ...``) are handed to the shell
+    reader in this shape, so that one piece of code reads every such cut."""
+    return (f"<output_head>\n{head}\n</output_head>\n<elided_chars>\n</elided_chars>\n"
+            f"<output_tail>\n{tail}\n</output_tail>")
+
+
+def mcp_observe(step: Step, server: str, tool: str, args: Any, text: str, *,
+                is_error: bool, cwd: str | None, structured: Any = None,
+                warnings: list[str] | None = None, run: McpRun | None = None) -> None:
+    """Views (and edits) of an MCP tool call, read by :func:`ctxeval.reading.mcp.read_call` (one
+    reader per server's tool, whatever the agent), through the run's
+    :class:`~ctxeval.reading.mcp.McpRun` when one is given (it settles the repositories of the
+    whole run and collects the readings' warnings; the adapter calls its ``finish``), else alone
+    (the reading's warnings then go to ``warnings``, the trajectory's ``read_warnings``). Paths
+    under ``cwd`` are made relative to it."""
+    a = args if isinstance(args, dict) else {}
+    if run is not None:
+        reading = run.observe(step, server, tool, a, text, is_error=is_error, cwd=cwd,
+                              structured=structured)
+    else:
+        reading = read_call(server, tool, a, text, is_error=is_error, cwd=cwd,
+                            structured=structured)
+        if warnings is not None:
+            warnings.extend(f"step {step.index} ({step.tool}): {w}" for w in reading.warnings)
+    # the views in the reading's order: McpRun.finish rewrites them by position
+    step.views = [replace(v, file=relative_to_cwd(v.file, cwd) or v.file)
+                  for v in reading.views]
+    if reading.edits:
+        step.edits = list(dict.fromkeys([*step.edits, *(relative_to_cwd(e, cwd) or e
+                                                         for e in reading.edits)]))
+
+
+def infer_cwd(steps: list[Step]) -> str | None:
+    """A working directory a log does not record: the directory that most often turns an
+    absolute path into a relative path written for the same file by another step (``/repo``
+    for ``/repo/src/a.py`` and ``src/a.py``); None when no such pair exists."""
+    files = {v.file for st in steps for v in st.views} | {e for st in steps for e in st.edits}
+    absolute = [f for f in files if f.startswith("/")]
+    relative = [f.removeprefix("./") for f in files
+                if not f.startswith("/") and not f.startswith("../")]
+    counts: Counter[str] = Counter()
+    for a in absolute:
+        for r in relative:
+            if a.endswith("/" + r) and len(a) > len(r) + 1:
+                counts[a[:-len(r) - 1]] += 1
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def relative_to(steps: list[Step], cwd: str) -> None:
+    """Make the views and edits of ``steps`` under ``cwd`` relative to it (in place)."""
+    for st in steps:
+        st.views = [replace(v, file=relative_to_cwd(v.file, cwd) or v.file) for v in st.views]
+        st.edits = list(dict.fromkeys(relative_to_cwd(e, cwd) or e for e in st.edits))
 def harbor_task(file: Path) -> str | None:
     """The task of the Harbor trial a log sits in (``<trial>/agent/<log>``): the trial's
     ``result.json`` ``task_name``, else the trial directory's name without Harbor's

@@ -14,9 +14,16 @@ appends
   the ``toolUseResult`` record to a result's text (``[stdout]``, ``[metadata]``, ...); the text the
   model saw is the raw ``tool_result`` block Harbor keeps in the result's
   ``extra.tool_result_metadata.raw_tool_result``, else the text before those sections.
-- ``codex``: :func:`ctxeval.reading.adapters.codex.call_step`/``observe`` on the rebuilt
-``function_call``
-  item; the exit code is the step's ``extra.tool_metadata.exit_code``.
+- ``codex``: :func:`ctxeval.reading.adapters.codex.call`/``observe_call`` on the rebuilt
+  ``function_call`` item; the exit code is the step's ``extra.tool_metadata.exit_code``. Harbor
+  keeps the call's ``name`` but not its ``namespace``: an MCP call named ``mcp__<server>__<tool>``
+  or ``<server>__<tool>`` reaches the MCP reader, one named by its tool alone (Codex since May
+  2026) is a step without views.
+- ``gemini-cli``: :func:`ctxeval.reading.adapters.gemini_cli.call_step`/``observe``; a call
+  whose result has no content failed. The working directory (not in ATIF) is inferred where an
+  absolute and a relative path name the same file.
+- ``opencode``: :func:`ctxeval.reading.adapters.opencode.call_step`/``observe``, a result
+  without content a failed call; the working directory inferred as for ``gemini-cli``.
 - ``mini-swe-agent``: the messages are rebuilt (system, user, assistant with its ``tool_calls``,
   each result a ``tool`` message — or a ``user`` one when the step made no tool call) and read by
   :func:`ctxeval.reading.adapters.mini_swe_agent.message_steps`; ``agent.extra.original_format``
@@ -72,8 +79,23 @@ from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
 from ..mcp import McpRun
 from ..shell import read_shell
-from . import ReadOptions, claude_code, claude_code_stream, codex, mini_swe_agent, openhands
-from ._sessions import harbor_task, json_document, mark_views_after_edits
+from . import (
+    ReadOptions,
+    claude_code,
+    claude_code_stream,
+    codex,
+    gemini_cli,
+    mini_swe_agent,
+    opencode,
+    openhands,
+)
+from ._sessions import (
+    harbor_task,
+    infer_cwd,
+    json_document,
+    mark_views_after_edits,
+    relative_to,
+)
 from .swe_agent import EditTracker
 
 FORMAT = "atif"
@@ -450,8 +472,9 @@ def _claude_result(result: dict[str, Any], step_extra: dict[str, Any] | None = N
     return (text[:m.start()] if m else text), failed
 
 
-def _codex(doc: dict[str, Any], turns: list[_Turn]) -> _Placed:
+def _codex(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Placed:
     out: _Placed = []
+    mcp = McpRun()
     for pos, t in enumerate(turns):
         cwd = _cwd(doc, t.step)
         ex = t.step.get("extra") if isinstance(t.step.get("extra"), dict) else {}
@@ -459,14 +482,70 @@ def _codex(doc: dict[str, Any], turns: list[_Turn]) -> _Placed:
         for k, c in enumerate(t.calls):
             item = {"type": "function_call", "name": c.name, "arguments": c.args,
                     "call_id": c.call_id}
-            step, script, workdir = codex.call_step(item, len(out))
+            call = codex.call(item, len(out))
+            if k == 0:
+                call.step.usage = t.usage
+            out.append((pos, call.step))
+            if c.result is None:
+                continue
+            if call.kind == "shell":
+                output: Any = {"output": c.text, **({"metadata": meta} if meta else {})}
+            else:
+                output = c.text
+            codex.observe_call(call, output, cwd, warnings, mcp=mcp)
+    mark_views_after_edits([s for _, s in out])
+    warnings.extend(mcp.finish())
+    return out
+
+
+def _gemini_cli(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Placed:
+    """Harbor's Gemini CLI rendering: each ``toolCalls`` entry a call (``function_name``,
+    ``arguments``), its result the ``functionResponse``'s ``output`` (no content when the tool
+    failed). ATIF keeps neither the project hash nor the display names: the working directory
+    is inferred from the paths, and an MCP tool is known by its ``mcp_<server>_<tool>`` name."""
+    out: _Placed = []
+    mcp = McpRun()
+    for pos, t in enumerate(turns):
+        for k, c in enumerate(t.calls):
+            step = gemini_cli.call_step(c.name, c.args, len(out), None)
             if k == 0:
                 step.usage = t.usage
             out.append((pos, step))
-            if script is not None and c.result is not None:
-                output = {"output": c.text, **({"metadata": meta} if meta else {})}
-                codex.observe(step, script, output, workdir or cwd, cwd or workdir)
-    mark_views_after_edits([s for _, s in out])
+            if c.result is not None:
+                content = c.result.get("content")
+                gemini_cli.observe(step, c.args, c.text, content is None, None, warnings,
+                                   mcp=mcp)
+    steps = [s for _, s in out]
+    cwd = _cwd(doc, None) or infer_cwd(steps)
+    if cwd is not None:
+        relative_to(steps, cwd)
+    mark_views_after_edits(steps)
+    warnings.extend(mcp.finish())
+    return out
+
+
+def _opencode(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _Placed:
+    """Harbor's OpenCode rendering (from ``opencode run --format json``): each tool part a call
+    (``function_name`` the tool, ``arguments`` its input), its result the part's output (none
+    when the call failed; the exit code is not kept)."""
+    out: _Placed = []
+    mcp = McpRun()
+    for pos, t in enumerate(turns):
+        for k, c in enumerate(t.calls):
+            step = opencode.call_step(c.name, c.args, len(out), None)
+            if k == 0:
+                step.usage = t.usage
+            out.append((pos, step))
+            content = c.result.get("content") if c.result is not None else None
+            state = {"status": "completed" if content is not None else "error",
+                     "input": c.args, "output": c.text}
+            opencode.observe(step, state, None, warnings, mcp)
+    steps = [s for _, s in out]
+    cwd = _cwd(doc, None) or infer_cwd(steps)
+    if cwd is not None:
+        relative_to(steps, cwd)
+    mark_views_after_edits(steps)
+    warnings.extend(mcp.finish())
     return out
 
 
@@ -627,11 +706,13 @@ def _shown(c: _Call) -> str:
         return c.name
 
 
-_READERS: dict[str, Callable[[dict[str, Any], list[_Turn]], _Placed]] = {
+_READERS: dict[str, Callable[..., _Placed]] = {
     "claude-code": _claude_code, "codex": _codex, "openhands": _openhands,
     "openhands-sdk": _openhands, "terminus": _terminus, "terminus-1": _terminus,
-    "terminus-2": _terminus,
+    "terminus-2": _terminus, "gemini-cli": _gemini_cli, "opencode": _opencode,
 }
+#: Readers that also take the run's read warnings (what they guessed or skipped).
+_READERS_WITH_WARNINGS = frozenset({_codex, _gemini_cli, _opencode})
 
 
 # --- joining segments and subagents -----------------------------------------------------------
@@ -683,6 +764,8 @@ class _Reading:
             if reader is _claude_code:
                 self.twin = _stream_twin(self.doc, self.file, self.warnings)
                 placed = _claude_code(self.doc, turns, self.file, self.warnings, twin=self.twin)
+            elif reader in _READERS_WITH_WARNINGS:
+                placed = reader(self.doc, turns, self.warnings)  # type: ignore[call-arg]
             else:
                 placed = (reader or _generic)(self.doc, turns)
         subs: dict[int, list[Step]] = {}

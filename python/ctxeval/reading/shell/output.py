@@ -15,7 +15,7 @@ from .pipeline import _DIFF_LINE_RE, _bounded_length, _Plan
 
 _ERROR_RE = re.compile(
     r"(No such file or directory|Is a directory|[Cc]annot open|can't read|Permission denied|"
-    r"Not a directory|cannot access|[Nn]o such file)")
+    r"Not a directory|cannot access|[Nn]o such file|command not found|: not found$)")
 _CONTEXT_NUM_RE = re.compile(r"-(\d+)-")
 _TAB_RE = re.compile(r"^\s*(\d+)\t")
 _GPOS_RE = re.compile(r"^(\d+)([:-])")
@@ -43,10 +43,12 @@ def _lines(text: str) -> list[str]:
     return [ln.rstrip("\r") for ln in lines]
 
 
+#: ... and the shells' own: ``bash: line 1: rg: command not found``, zsh's ``zsh:1: command not
+#: found: rg`` (``zsh: command not found: rg`` interactively), dash's ``sh: 1: rg: not found``.
 _TOOL_PREFIX_RE = re.compile(
     r"^(?:cat|nl|sed|head|tail|grep|egrep|fgrep|rg|ag|awk|gawk|mawk|less|more|bat|batcat|cut|"
     r"sort|wc|tee|xargs|find|ls|git|fatal|python[\d.]*|(?:/usr)?/bin/\w+|(?:ba|z|da)?sh"
-    r"(?:: line \d+)?): ")
+    r"(?:: line \d+|:\d+|: \d+)?): ")
 
 
 def _is_error(line: str) -> bool:

@@ -361,6 +361,11 @@ def _stage_of(argv: list[str], stdin: _Stream | None, ctx: _Ctx, raw: dict[str, 
                 a.startswith(_DIFF_SUMMARIES) for a in args[sub_i + 1:]):
             # the agent's changes against the base commit: files it edited, shown as a diff
             return _Stream("diff")
+        if sub_i is not None and args[sub_i:sub_i + 2] == ["stash", "show"] and any(
+                a in ("-p", "-u", "--patch") for a in args[sub_i + 2:]) and not any(
+                a.startswith(_DIFF_SUMMARIES) for a in args[sub_i + 2:]):
+            # changes of the working tree put aside, shown as ``git diff`` shows them
+            return _Stream("diff")
         return _Stream("none")
     if name == "xargs":
         i = 0

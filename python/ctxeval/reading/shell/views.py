@@ -149,7 +149,7 @@ def _plan_views(plan: _Plan, ok: bool) -> list[View]:
         return _header_views(plan, lines, ok)
     if st.style == "files" or st.style == "bytes":
         files = [f for f in st.files if f not in failed]
-        if lines and len(files) == 1:
+        if (lines or plan.tail) and len(files) == 1:
             body = [ln for ln in lines if not _TOOL_MESSAGE_RE.match(ln)]
             if plan.tail:
                 body += [plan.elision, *plan.tail]
@@ -169,7 +169,7 @@ def _plan_views(plan: _Plan, ok: bool) -> list[View]:
                     if s.file not in failed]
         files = sorted({s.file for s in st.segs} - failed)
         return [View(f, None, None, pe(f)) for f in files] if len(files) == 1 and n else []
-    if n == 0:
+    if n == 0 and not plan.tail:  # (only a tail printed: an output whose head was dropped)
         if st.whole and ok and not plan.cut and len(st.segs) == 1 and st.segs[0].file \
                 not in failed:
             return [View(st.segs[0].file, 1, None, pe(st.segs[0].file))]
