@@ -8,6 +8,9 @@
 //!   of the old version carry over to the new one (incremental re-parsing);
 //! - [`definitions`]: definitions found by tree-sitter queries, named, re-used across versions
 //!   by incremental re-parsing, extracted on many threads;
+//! - [`ranking`]: ranked-retrieval metrics (Acc@k, Recall@k, Precision@k, nDCG@k, MAP@k, MRR)
+//!   under ctxeval's rules and LocAgent's, over declared rankings or the order a trajectory
+//!   first showed each item, and the budgeted recall of the first K lines shown;
 //! - [`rawlines`]: the ContextBench reference's own line arithmetic, for its preset.
 //!
 //! Nothing here knows about Python; the `ctxeval-py` crate is a thin binding layer.
@@ -18,6 +21,7 @@ pub mod intervals;
 pub mod linediff;
 pub mod lineindex;
 pub mod metrics;
+pub mod ranking;
 pub mod rawlines;
 
 pub use engine::{
@@ -27,6 +31,7 @@ pub use engine::{
 pub use intervals::{ByteRanges, FileMap, LineRanges, RangeSet};
 pub use lineindex::LineIndex;
 pub use metrics::{EmptySetPolicy, Score};
+pub use ranking::{RankLevel, RankRules, RankScores, RankingInput, RankingResult};
 
 /// The crate version (also the Python package's version).
 pub fn version() -> &'static str {
