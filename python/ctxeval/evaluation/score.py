@@ -19,6 +19,7 @@ from .output.results import error_row
 from .output.views_sidecar import ROW_KEY, definitions_from, views_record
 from .plan import Item
 from .prepare.preparer import Notes, PreparerBase
+from .ranking import Prepared, prepare_ranking, ranking_block
 from .rows import make_row, text_metrics
 
 
@@ -33,17 +34,29 @@ def score(items: Sequence[Item], preparer: PreparerBase, *, run: str, final_poli
     """The rows of ``items``, in order. ``views``: each scored row also carries its views
     sidecar record under :data:`ctxeval.evaluation.output.views_sidecar.ROW_KEY` (taken off before
     writing)."""
-    preset = preparer.preset
+    preset = preparer.name
     ready: list[tuple[Item, dict[str, Any], Notes, dict[str, Any] | None,
-                      dict[str, Any] | None]] = []
+                      dict[str, Any] | None, Prepared | None]] = []
     rows: list[dict[str, Any] | None] = []
     for item in items:
         if item.planned is None:
             assert item.row is not None
-            rows.append(_with_preset(item.row, preset))
+            row = _with_preset(item.row, preset)
+            if preparer.ranker is not None and item.gold is not None \
+                    and item.traj is not None:
+                # a localiser's output whose repository is missing: the ranked levels that
+                # need no repository (its other metrics stay missing, its status an error)
+                block = preparer.ranker.without_repository(item.gold, item.traj)
+                if block is not None:
+                    row["ranking"] = block
+            rows.append(row)
             continue
+        assert item.gold is not None
         try:
             inst, notes = preparer.finish(item.planned)
+            ranked = prepare_ranking(preparer.ranker, inst, notes, item.planned.table,
+                                     item.gold, item.traj) \
+                if preparer.ranker is not None else None
         except InstanceError as exc:
             rows.append(_with_preset(error_row(item.instance_id, run, exc.kind, exc.message,
                                                pred_file=item.pred_file), preset))
@@ -52,26 +65,29 @@ def score(items: Sequence[Item], preparer: PreparerBase, *, run: str, final_poli
             rows.append(_with_preset(error_row(item.instance_id, run, "repo_read_failed",
                                                str(exc), pred_file=item.pred_file), preset))
             continue
-        assert item.gold is not None
         extra = text_metrics(item.gold, item.traj, inst, notes, item.snap) if text else None
         record = views_record(item.gold, item.traj, inst, notes, run=run, preset=preset,
                               status=item.status,
                               definitions=definitions_from(item.snap, preparer)) \
             if views else None
-        ready.append((item, inst, notes, extra, record))
+        ready.append((item, inst, notes, extra, record, ranked))
         rows.append(None)
-    results = iter(_core.evaluate_batch([r[1] for r in ready], preset, 1) if ready else [])
+    results = iter(_core.evaluate_batch([r[1] for r in ready], preparer.preset, 1)
+                   if ready else [])
     made = iter(ready)
     out: list[dict[str, Any]] = []
     for row in rows:
         if row is not None:
             out.append(row)
             continue
-        item, _inst, notes, extra, record = next(made)
+        item, _inst, notes, extra, record, ranked = next(made)
         assert item.gold is not None
-        row = make_row(item.gold, item.traj, run, preset, final_policy, notes, next(results),
+        metrics = next(results)
+        row = make_row(item.gold, item.traj, run, preset, final_policy, notes, metrics,
                        item.status, item.pred_file, item.reason,
                        resolved.get(item.instance_id))
+        if ranked is not None:
+            row["ranking"] = ranking_block(metrics.get("ranking"), ranked, item.traj)
         if extra is not None:
             row["text"] = extra
         if record is not None:
