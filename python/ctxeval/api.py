@@ -16,7 +16,14 @@ from typing import Any
 import orjson
 
 from .analysis.comparison import DEFAULT_METRICS, Comparison, compare_rows, render_comparison
-from .analysis.reports import Report, build_exploration, build_leaderboard, load_rows, render
+from .analysis.reports import (
+    Report,
+    build_exploration,
+    build_leaderboard,
+    build_localization,
+    load_rows,
+    render,
+)
 from .evaluation.output.results import read_rows
 from .evaluation.pipeline import RunSpec, Summary
 from .evaluation.pipeline import evaluate as _evaluate
@@ -141,13 +148,17 @@ def _rows(results: Rows | Paths) -> list[dict[str, Any]]:
 def report(results: Rows | Paths, *, view: str = "leaderboard", by: str | None = None,
            metrics: str | Sequence[str] | None = None, micro: bool = False,
            ci: bool = False) -> Report:
-    """The leaderboard (``view="leaderboard"``) or exploration view of result rows (or of
-    results files). Render it with ``ctxeval.analysis.reports.render(report, "latex")``."""
+    """The leaderboard (``view="leaderboard"``), exploration or localization view of result
+    rows (or of results files). Render it with
+    ``ctxeval.analysis.reports.render(report, "latex")``."""
     rows = _rows(results)
     if view == "exploration":
         return build_exploration(rows, by=by)
+    if view == "localization":
+        return build_localization(rows, by=by, ci=ci)
     if view != "leaderboard":
-        raise ValueError(f"unknown view {view!r}: 'leaderboard' or 'exploration'")
+        raise ValueError(f"unknown view {view!r}: 'leaderboard', 'exploration' or "
+                         "'localization'")
     return build_leaderboard(rows, by=by, metrics=metrics, micro=micro, ci=ci)
 
 

@@ -62,10 +62,13 @@ def test_page_is_self_contained(page: Path) -> None:
     assert "<link" not in text and "<script" not in text and "@import" not in text
     head = text.split("</head>", 1)[0]
     assert "<style>" in head and "table.ctxeval" in head  # the page's CSS is inline
-    # leaderboard, per instance, distributions, and the tool mix (rows record each step's tool)
-    assert parser.tags.count("table") == 4
+    # leaderboard, per instance, distributions, the tool mix (rows record each step's tool),
+    # and the localization view's three tables (rows carry ranked metrics)
+    assert parser.tags.count("table") == 7
     assert "Tool mix" in text
-    assert parser.tags.count("svg") == 3
+    assert 'id="table-localization"' in text and 'id="table-by_k"' in text
+    assert parser.tags.count("svg") == 4
+    assert 'data-plot="ranking_by_k"' in text
 
 
 def test_plot_ids_do_not_collide(page: Path) -> None:
@@ -107,6 +110,6 @@ def test_rendered_dom_has_tables_and_plots(page: Path) -> None:
     assert cov is not None and "best" in cov.group(1)
     assert 'id="table-instances"' in dom and 'id="table-distributions"' in dom
     plots = re.findall(r'<svg class="plot" data-plot="(\w+)"', dom)
-    assert plots == ["coverage_by_step", "quality_vs_cost", "by_language"]
+    assert plots == ["coverage_by_step", "quality_vs_cost", "by_language", "ranking_by_k"]
     # text kept as text in the SVG: axis labels are there to read
     assert "mean cumulative coverage" in dom and "Pareto" in dom

@@ -81,7 +81,8 @@ def test_plot_files_are_valid_png_and_svg(results: Path, tmp_path: Path) -> None
     out = tmp_path / "plots"
     assert main(["report", str(results), "--plots", str(out), "--out",
                  str(tmp_path / "t.txt")]) == 0
-    names = {"coverage_by_step", "quality_vs_cost", "by_language"}
+    # the rows carry ranked metrics: the metrics against k are plotted too
+    names = {"coverage_by_step", "quality_vs_cost", "by_language", "ranking_by_k"}
     assert {p.name for p in out.iterdir()} == {f"{n}.{e}" for n in names for e in ("png", "svg")}
     for n in names:
         png = (out / f"{n}.png").read_bytes()

@@ -1,5 +1,6 @@
 """Reports of result rows. The statistics are computed once per view into a :class:`Report`
-(:func:`build_leaderboard`, :func:`build_exploration`); every format is a view of it
+(:func:`build_leaderboard`, :func:`build_exploration`, :func:`build_localization`); every
+format is a view of it
 (:func:`render`, :func:`render_html`).
 
     rows = load_rows(["results.jsonl"])
@@ -18,12 +19,14 @@ from ...evaluation.output.results import finite
 from . import csv, latex, markdown, text
 from .exploration import build_exploration, instance_metrics
 from .leaderboard import COLUMNS, DEFAULT_METRICS, CostOptions, build_leaderboard
+from .localization import build_localization
 from .rows import field_value, load_rows
 from .table import Cell, Column, Report, Row, Table
 
 __all__ = [
     "COLUMNS", "DEFAULT_METRICS", "FORMATS", "Cell", "Column", "CostOptions", "Report", "Row",
-    "Table", "build_exploration", "build_leaderboard", "field_value", "instance_metrics",
+    "Table", "build_exploration", "build_leaderboard", "build_localization", "field_value",
+    "instance_metrics",
     "load_rows", "render", "render_html", "render_report",
 ]
 
@@ -52,6 +55,8 @@ def render_html(rows: Sequence[dict[str, Any]], *, by: str | None = None,
 
     reports = [build_leaderboard(rows, by=by, metrics=metrics, micro=micro, ci=ci, cost=cost),
                build_exploration(rows, by=by)]
+    if any(isinstance(r.get("ranking"), dict) for r in rows):
+        reports.append(build_localization(rows, by=by, ci=ci))
     svgs: dict[str, str] | None = None
     note = None
     if plots and plotting.have_matplotlib():
@@ -72,6 +77,8 @@ def render_report(paths: Sequence[str | Path], *, fmt: str = "table", micro: boo
     ci = bool(options.get("ci"))
     if view == "exploration":
         report = build_exploration(rows, by=options.get("by"))
+    elif view == "localization":
+        report = build_localization(rows, by=options.get("by"), ci=ci)
     else:
         report = build_leaderboard(rows, micro=micro, **options)
     return render(report, fmt, ci=ci)
