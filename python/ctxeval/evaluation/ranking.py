@@ -66,6 +66,20 @@ LOCAGENT_FILTERED = frozenset({
 EXCLUDED_REASON = "in LocAgent's filtered_instances"
 
 
+def locagent_excluded(gold: GoldInstance) -> str | None:
+    """Why LocAgent's evaluation leaves an instance out, or None. Its gold-file path
+    (``cal_metrics_w_file``) filters ``filtered_instances``; its dataset path
+    (``cal_metrics_w_dataset``, the published tables) does not, the datasets it reads
+    (``edit_functions``) having left those ids out already. Gold in any other spelling (SWE-bench
+    patches, the gold LocAgent's outputs carry) is filtered: that is the set the published
+    tables stand on (SWE-bench Lite less the 26)."""
+    if gold.instance_id not in LOCAGENT_FILTERED:
+        return None
+    if gold.locations is not None and gold.locations.origin == "edit_functions":
+        return None
+    return EXCLUDED_REASON
+
+
 @dataclass(frozen=True, slots=True)
 class RankingSettings:
     """What the ranking block computes: the cut-offs, the line budget (None: none) and the
@@ -244,8 +258,7 @@ class Ranker:
         needs. New files may be named in ``table`` (predicted files): the caller loads them."""
         s = self.settings
         locagent = s.rules == "locagent"
-        excluded = EXCLUDED_REASON if locagent and gold.instance_id in LOCAGENT_FILTERED \
-            else None
+        excluded = locagent_excluded(gold) if locagent else None
         locs, gold_source = self._gold(gold, table)
         gold_levels = {"file": locs.files, "module": locs.modules, "function": locs.functions}
         declared = traj.ranking.levels() if traj is not None and traj.ranking is not None \
@@ -275,18 +288,18 @@ class Ranker:
                 "budget_lines": budget_lines}, Prepared(gold_source, declared is not None,
                                                          excluded)
 
-    def without_repository(self, gold: GoldInstance, traj: Trajectory
+    def without_repository(self, gold: GoldInstance, traj: Trajectory | None
                            ) -> dict[str, Any] | None:
         """The ranking block of a localiser's output whose repository could not be read:
         the levels that need no repository (the file level, and the levels a dataset's gold
         carries), scored on the paths and names as written (normalised, not resolved); the
-        others are null. None for a trajectory without a declared ranking (its ranking is
-        what its steps showed, which needs the files)."""
-        if traj.ranking is None:
+        others are null. ``traj`` None: an agent failure, an empty ranking. None for a
+        trajectory without a declared ranking (its ranking is what its steps showed, which
+        needs the files)."""
+        if traj is not None and traj.ranking is None:
             return None
         locagent = self.settings.rules == "locagent"
-        excluded = EXCLUDED_REASON if locagent and gold.instance_id in LOCAGENT_FILTERED \
-            else None
+        excluded = locagent_excluded(gold) if locagent else None
         if gold.locations is not None:
             known: dict[str, list[str] | None] = {
                 "file": list(gold.locations.files), "module": list(gold.locations.modules),
@@ -305,7 +318,8 @@ class Ranker:
                 files = [normalise_path(v.file, gold.repo) for v in gold.context]
                 source = "context"
             known = {"file": list(dict.fromkeys(files)), "module": None, "function": None}
-        declared = traj.ranking.levels()
+        declared = traj.ranking.levels() if traj is not None and traj.ranking is not None \
+            else dict.fromkeys(RANKING_LEVELS)
         levels: list[dict[str, Any] | None] = []
         for level in RANKING_LEVELS:
             gold_items = known[level]

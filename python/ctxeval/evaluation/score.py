@@ -42,8 +42,7 @@ def score(items: Sequence[Item], preparer: PreparerBase, *, run: str, final_poli
         if item.planned is None:
             assert item.row is not None
             row = _with_preset(item.row, preset)
-            if preparer.ranker is not None and item.gold is not None \
-                    and item.traj is not None:
+            if preparer.ranker is not None and item.gold is not None:
                 # a localiser's output whose repository is missing: the ranked levels that
                 # need no repository (its other metrics stay missing, its status an error)
                 block = preparer.ranker.without_repository(item.gold, item.traj)
