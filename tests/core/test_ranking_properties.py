@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_core_properties import core_input, instances
 
 import oracle
 from ctxeval import _core
-from test_core_properties import core_input, instances
 
 LAWS = settings(max_examples=500, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import FIXTURES
 
 from ctxeval import report
 from ctxeval.evaluation.pipeline import RunSpec, evaluate
 from ctxeval.evaluation.ranking import RankingSettings
-from tests.conftest import FIXTURES
 
 CASES = FIXTURES / "locagent"
 EXPECTED = json.loads((CASES / "expected.json").read_text())
