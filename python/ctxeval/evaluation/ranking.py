@@ -346,8 +346,8 @@ class Ranker:
         return block
 
     def items_of_files(self, inst: dict[str, Any], table: Any) -> None:
-        """The item of every file and definition of the loaded ``table``, for the rankings the
-        steps make (levels without a declared ranking)."""
+        """The item of every file and definition of the loaded ``table``: what the engine
+        maps the steps' views to (a trajectory's ranking, the first gold step)."""
         levels = inst["ranking"]["levels"]
         file_items = [self.intern(f.path) if f.exists else -1 for f in table.files]
         modules: list[list[int]] = []
@@ -371,8 +371,9 @@ def prepare_ranking(ranker: Ranker, inst: dict[str, Any], notes: Any, table: Any
         table.load()
         inst["files"] = table.to_core()
         notes.paths = [f.path for f in table.files]
-    if not prepared.declared:
-        ranker.items_of_files(inst, table)
+    # the items of what the steps showed: the ranking of a trajectory, and for every
+    # ranking the step at which a gold item was first shown
+    ranker.items_of_files(inst, table)
     return prepared
 
 
