@@ -155,10 +155,7 @@ class Ranker:
         self._ids: dict[str, int] = {}
 
     def intern(self, item: str) -> int:
-        got = self._ids.get(item)
-        if got is None:
-            got = self._ids[item] = len(self._ids)
-        return got
+        return self._ids.setdefault(item, len(self._ids))
 
     # -- per file ------------------------------------------------------------------------------
 
@@ -173,8 +170,8 @@ class Ranker:
         key = ("ranknames", table.snap.blob_id(f.path) or f"path:{f.path}", f.path)
         got = self.cache.get(key)
         if got is None:
-            data = table.snap.read(f.path) or b""
-            names = FileNames(f.path, f.defs, file_lines(data))
+            snap = table.snap
+            names = FileNames(f.path, f.defs, lambda: file_lines(snap.read(f.path) or b""))
             got = _Names(
                 names,
                 [self.intern(f"{f.path}:{m}") if m else -1 for m in names.module],

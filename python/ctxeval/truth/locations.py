@@ -75,42 +75,55 @@ class Locations:
 class FileNames:
     """The module and function names of a file's definitions, and of each of its lines.
 
-    ``defs`` are the file's definitions (any order); ``text`` its lines, needed only for
-    Python decorators (which tree-sitter keeps outside the definition node).
+    ``defs`` are the file's definitions (any order); ``text`` its lines (or a function giving
+    them), needed only to name lines: Python decorators are outside tree-sitter's definition
+    node, and found in the text. The names of the definitions are computed at once, those of
+    lines on the first :meth:`at_line` (the rankings of trajectories need only the former).
     """
 
     def __init__(self, path: str, defs: Sequence[Definition],
-                 text: Sequence[str] | None = None) -> None:
+                 text: Sequence[str] | Callable[[], Sequence[str]] | None = None) -> None:
         self.path = path
+        self.defs = list(defs)
+        self._text = text
         order = sorted(range(len(defs)), key=lambda i: (defs[i].start_byte, -defs[i].end_byte))
-        starts = [defs[i].start_line for i in range(len(defs))]
-        if text is not None and path.endswith(_DECORATED):
-            starts = [_decorated_start(text, d) for d in defs]
-        self.starts = starts
         #: Per definition (in ``defs`` order): its module name and function name (None: none).
         self.module: list[str | None] = [None] * len(defs)
         self.function: list[str | None] = [None] * len(defs)
-        stack: list[int] = []  # enclosing definitions, outermost first
+        # enclosing definitions, outermost first, and the outermost function among them
+        stack: list[tuple[int, int | None]] = []
         for i in order:
             d = defs[i]
-            while stack and not _contains(defs[stack[-1]], d):
+            while stack and not _contains(defs[stack[-1][0]], d):
                 stack.pop()
-            chain = [*stack, i]
-            self.module[i] = defs[chain[0]].name or None
-            fn = next((j for j in chain if is_function_kind(defs[j].kind)), None)
-            self.function[i] = (defs[fn].qualified_name or defs[fn].name or None) \
-                if fn is not None else None
-            stack.append(i)
-        self.defs = list(defs)
-        # Outermost definitions (for modules) and outermost functions, as line spans.
-        self._mod_spans = _outermost([(starts[i], defs[i].end_line, i) for i in range(len(defs))])
-        self._fn_spans = _outermost([(starts[i], defs[i].end_line, i) for i in range(len(defs))
-                                     if is_function_kind(defs[i].kind)])
+            outer_fn = stack[-1][1] if stack else None
+            if outer_fn is None and is_function_kind(d.kind):
+                outer_fn = i
+            self.module[i] = defs[stack[0][0] if stack else i].name or None
+            if outer_fn is not None:
+                f = defs[outer_fn]
+                self.function[i] = f.qualified_name or f.name or None
+            stack.append((i, outer_fn))
+        self._spans: tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]] | None = None
+
+    def _line_spans(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+        if self._spans is None:
+            defs = self.defs
+            text = self._text() if callable(self._text) else self._text
+            starts = [d.start_line for d in defs]
+            if text is not None and self.path.endswith(_DECORATED):
+                starts = [_decorated_start(text, d) for d in defs]
+            spans = [(starts[i], defs[i].end_line, i) for i in range(len(defs))]
+            self._spans = (_outermost(spans),
+                           _outermost([s for s in spans if is_function_kind(defs[s[2]].kind)]))
+        return self._spans
 
     def at_line(self, line: int) -> tuple[str | None, str | None]:
-        """(module name, function name) of a 1-based line."""
-        m = _find(self._mod_spans, line)
-        f = _find(self._fn_spans, line)
+        """(module name, function name) of a 1-based line: those of the outermost definition
+        and the outermost function whose lines (decorators included) hold it."""
+        mods, fns = self._line_spans()
+        m = _find(mods, line)
+        f = _find(fns, line)
         return (self.module[m] if m is not None else None,
                 self.function[f] if f is not None else None)
 
