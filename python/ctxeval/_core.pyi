@@ -78,7 +78,9 @@ class RankLevel(TypedDict, total=False):
     gold: Sequence[int]  # the gold items (repeats count under the locagent rules)
     pred: Sequence[int] | None  # a declared ranking; None: the steps' first-seen order
     file_items: Sequence[int]  # the item of each file id
-    symbol_items: Sequence[Sequence[int]]  # per file id, the item of each of its definitions
+    # per file id, the item of each of its definitions: ints, or native-endian i64 bytes
+    # (array("q", ids).tobytes(), read in place)
+    symbol_items: Sequence[Sequence[int] | bytes]
 
 class RankingInput(TypedDict, total=False):
     ks: Sequence[int]

@@ -4,6 +4,8 @@ engine's first-seen rankings and budgeted recall against the set-based engine or
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -121,6 +123,12 @@ def test_engine_rankings_match_first_seen_order(case):
         assert lvl["first_gold_step"] == want_step
     views = [v for vs in inst["steps"] for v in vs["lines"]]
     assert rk["budget"] == pytest.approx(oracle.budget(files, views, inst["gold"], budget))
+    # a file's items as native i64 bytes (what the evaluation passes) read the same
+    packed = [array("q", items).tobytes() for items in symbol_items]
+    levels_b = [{**lv, "symbol_items": packed} if "symbol_items" in lv else lv for lv in levels]
+    got_b = _core.evaluate_instance(
+        core_input(files, {**inst, "ranking": {**ranking, "levels": levels_b}}), "strict")
+    assert got_b["ranking"] == rk
 
 
 @LAWS

@@ -1,5 +1,5 @@
 """The localisation gold derived from a patch or gold lines (``truth/locations.py``): each naming
-rule of docs/metrics.md ("Localisation gold") on a small file written for it."""
+rule of docs/metrics.md ("Ranked localisation metrics") on a small file written for it."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ Two sets of rules (``docs/presets.md``):
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,11 +127,12 @@ def _blob(data: bytes) -> str:
 @dataclass(slots=True)
 class _Names:
     """A file's definitions as items: per definition the module and function item ids (-1:
-    none), and the names by which predicted names are resolved."""
+    none) as the engine takes them (native i64 bytes, read in place), and the names by which
+    predicted names are resolved."""
 
     names: FileNames
-    module: list[int]
-    function: list[int]
+    module: bytes
+    function: bytes
 
 
 @dataclass(slots=True)
@@ -174,8 +176,10 @@ class Ranker:
             names = FileNames(f.path, f.defs, lambda: file_lines(snap.read(f.path) or b""))
             got = _Names(
                 names,
-                [self.intern(f"{f.path}:{m}") if m else -1 for m in names.module],
-                [self.intern(f"{f.path}:{n}") if n else -1 for n in names.function])
+                array("q", [self.intern(f"{f.path}:{m}") if m else -1
+                            for m in names.module]).tobytes(),
+                array("q", [self.intern(f"{f.path}:{n}") if n else -1
+                            for n in names.function]).tobytes())
             self.cache[key] = got
         return got
 
@@ -347,12 +351,12 @@ class Ranker:
         maps the steps' views to (a trajectory's ranking, the first gold step)."""
         levels = inst["ranking"]["levels"]
         file_items = [self.intern(f.path) if f.exists else -1 for f in table.files]
-        modules: list[list[int]] = []
-        functions: list[list[int]] = []
+        modules: list[bytes] = []
+        functions: list[bytes] = []
         for fid in range(len(table.files)):
             got = self._file_names(table, fid)
-            modules.append(got.module if got is not None else [])
-            functions.append(got.function if got is not None else [])
+            modules.append(got.module if got is not None else b"")
+            functions.append(got.function if got is not None else b"")
         levels[0]["file_items"] = file_items
         levels[1]["symbol_items"] = modules
         levels[2]["symbol_items"] = functions

@@ -7,7 +7,7 @@ levels, the gold loaders read it (:class:`ctxeval.model.GoldLocations`); otherwi
 here from the gold patch at the base commit, or from gold context lines, with the definitions
 ctxeval already extracts (:mod:`ctxeval.truth.symbols`, strict queries).
 
-The naming rules (``docs/metrics.md``, "Localisation gold"):
+The naming rules (``docs/metrics.md``, "Ranked localisation metrics"):
 
 - A line belongs to the definitions whose lines contain it. Its **module** is the outermost of
   them, named by its own name. Its **function** is the outermost *function* among them
@@ -127,6 +127,13 @@ class FileNames:
         return (self.module[m] if m is not None else None,
                 self.function[f] if f is not None else None)
 
+    def in_lines(self, first: int, last: int) -> tuple[list[str], list[str]]:
+        """The module and function names of the lines ``first``..``last``, in file order,
+        each once: those of the outermost definitions and functions overlapping them."""
+        mods, fns = self._line_spans()
+        return (_names_over(mods, first, last, self.module),
+                _names_over(fns, first, last, self.function))
+
     def module_names(self) -> set[str]:
         return {n for n in self.module if n}
 
@@ -153,6 +160,20 @@ def _find(spans: list[tuple[int, int, int]], line: int) -> int | None:
     if k >= 0 and spans[k][0] <= line <= spans[k][1]:
         return spans[k][2]
     return None
+
+
+def _names_over(spans: list[tuple[int, int, int]], first: int, last: int,
+                names: list[str | None]) -> list[str]:
+    """The names of the spans (sorted, disjoint) that overlap lines ``first``..``last``."""
+    k = max(bisect.bisect_right(spans, (first, float("inf"), float("inf"))) - 1, 0)
+    out: list[str] = []
+    while k < len(spans) and spans[k][0] <= last:
+        _start, e, i = spans[k]
+        name = names[i]
+        if e >= first and name and name not in out:
+            out.append(name)
+        k += 1
+    return out
 
 
 def _indent(s: str) -> int:
@@ -347,8 +368,11 @@ def context_locations(lines: Iterable[tuple[str, int, int]], names: Callable[[st
     for path, first, last in lines:
         out.file(path)
         fn = names(path)
-        if fn is None:
+        if fn is None or last < first:
             continue
-        for line in range(first, last + 1):
-            out.names(path, *fn.at_line(line))
+        modules, functions = fn.in_lines(first, last)
+        for m in modules:
+            out.names(path, m, None)
+        for f in functions:
+            out.names(path, None, f)
     return out.locations()

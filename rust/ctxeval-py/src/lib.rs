@@ -13,7 +13,7 @@ use ctxeval_core::{
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyBytesMethods, PyDict, PyList, PyString};
 
 /// Line ↔ byte mapping of one file's exact bytes (built once per blob, shared by instances).
 #[pyclass(frozen, name = "LineIndex", module = "ctxeval._core")]
@@ -103,6 +103,21 @@ fn parse_rules(name: &str) -> PyResult<RankRules> {
     }
 }
 
+/// Item ids given as native-endian i64 bytes (None: not a whole number of them).
+fn native_ids(b: &[u8]) -> Option<Vec<u32>> {
+    if b.len() % 8 != 0 {
+        return None;
+    }
+    Some(
+        b.chunks_exact(8)
+            .map(|c| {
+                let x = i64::from_ne_bytes(c.try_into().expect("8 bytes"));
+                u32::try_from(x).unwrap_or(NO_ITEM)
+            })
+            .collect(),
+    )
+}
+
 /// Item ids as Python gives them: a negative id is no item.
 fn items(v: Vec<i64>) -> Vec<u32> {
     v.into_iter()
@@ -157,15 +172,31 @@ fn ranking_input(obj: &Bound<'_, PyAny>) -> PyResult<RankingInput> {
                     None => Ok(None),
                 }
             };
-            let symbol_items: Vec<Vec<i64>> = match get(ld, "symbol_items")? {
-                Some(v) => v.extract().map_err(|e| field_err(&at, "symbol_items", e))?,
-                None => Vec::new(),
-            };
+            let mut symbol_items: Vec<Vec<u32>> = Vec::new();
+            if let Some(v) = get(ld, "symbol_items")? {
+                for (f, per_file) in v.try_iter()?.enumerate() {
+                    let per_file = per_file?;
+                    symbol_items.push(match per_file.cast::<PyBytes>() {
+                        // the ids of a file's definitions as native-endian i64 (what Python's
+                        // array('q').tobytes() gives): read in place, not as a list of ints
+                        Ok(b) => native_ids(b.as_bytes()).ok_or_else(|| {
+                            PyValueError::new_err(format!(
+                                "{at}: symbol_items[{f}]: byte length not a multiple of 8"
+                            ))
+                        })?,
+                        Err(_) => items(
+                            per_file
+                                .extract()
+                                .map_err(|e| field_err(&at, "symbol_items", e))?,
+                        ),
+                    });
+                }
+            }
             levels.push(RankLevel {
                 gold: items(list_of("gold")?.unwrap_or_default()),
                 pred: list_of("pred")?.map(items),
                 file_items: items(list_of("file_items")?.unwrap_or_default()),
-                symbol_items: symbol_items.into_iter().map(items).collect(),
+                symbol_items,
             });
         }
     }
