@@ -358,6 +358,11 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                 print("  final context (declared):")
                 for v in t.final_context:
                     print(f"      {v.file}:{v.start_line}-{v.end_line}")
+            if t.ranking is not None:
+                print("  ranking (declared, best first):")
+                for level, items in t.ranking.levels().items():
+                    if items is not None:
+                        print(f"      {level}: " + (", ".join(items) or "(empty)"))
             if t.model_patch:
                 print(f"  model patch: {len(t.model_patch.splitlines())} lines")
     if not shown:

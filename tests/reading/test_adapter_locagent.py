@@ -106,3 +106,12 @@ def test_agentless_localisation_is_a_ranking() -> None:
         "CharField.check", "Field.check", "CharField.__init__")]
     assert t.ranking.modules == [f"{f}:Field", f"{f}:CharField"]
     assert t.ranking.lines[:3] == [View(f, 244, 244), View(f, 283, 283), View(f, 158, 158)]
+
+
+def test_inspect_prints_the_ranking(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxeval.cli import main
+
+    assert main(["inspect", str(RANKED), "--instance", "example__calc-2"]) == 0
+    out = capsys.readouterr().out
+    assert "ranking (declared, best first):" in out
+    assert "function: calc/parse.py:tokenize, calc/parse.py:parse" in out
