@@ -60,6 +60,7 @@ def test_a_declared_ranking_under_strict(tmp_path: Path) -> None:
     two_rk = two["ranking"]
     assert (two_rk["function"]["mrr"], two_rk["module"]["mrr"]) == (0.5, 0.5)
     assert two_rk["file"]["acc@1"] == 1.0
+    assert two_rk["budget"] is None  # no ranked lines: no budgeted recall
 
 
 def test_the_same_ranking_under_locagent(tmp_path: Path) -> None:

@@ -285,7 +285,9 @@ class Ranker:
                     items = [self._strict_item(level, i, table) for i in items]
                 spec["pred"] = [self.intern(i) for i in items]
             levels.append(spec)
-        return {"ks": list(s.ks), "rules": s.rules, "levels": levels, "budget": s.budget,
+        # a declared ranking without ranked lines has no budgeted recall (not a zero one)
+        budget = None if declared is not None and budget_lines is None else s.budget
+        return {"ks": list(s.ks), "rules": s.rules, "levels": levels, "budget": budget,
                 "budget_lines": budget_lines}, Prepared(gold_source, declared is not None,
                                                          excluded)
 
