@@ -135,3 +135,21 @@ def test_parquet_compare_and_report(tmp_path: Path) -> None:
     got = json.loads((tmp_path / "c.json").read_text())
     assert {c["metric"] for c in got["comparisons"]} >= {"ranking.file.acc@1",
                                                          "ranking.function.mrr"}
+
+
+def test_a_failing_ranking_costs_only_its_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxeval.evaluation.run import Evaluator
+    from ctxeval.reading.adapters import read
+    from ctxeval.truth.gold import load_gold
+    from ctxeval.truth.repo import RepoCache
+
+    ev = Evaluator(load_gold([EX / "gold.jsonl"]), RepoCache(EX / "repos"))
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise KeyError("x")
+
+    monkeypatch.setattr(ev.preparer.ranker, "prepare", broken)
+    rows = ev.rows_of(read(EX / "runs" / "agent-a.jsonl"), "a")
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert all("ranking" not in r and r["final"] for r in rows)
+    assert rows[0]["warnings"] == ["ranked metrics not computed: KeyError: 'x'"]

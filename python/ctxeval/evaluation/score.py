@@ -28,6 +28,23 @@ def _with_preset(row: dict[str, Any], preset: str) -> dict[str, Any]:
     return {"instance_id": row["instance_id"], "run": row.get("run"), "preset": preset, **row}
 
 
+def _ranking(preparer: PreparerBase, inst: dict[str, Any], notes: Notes, item: Item
+             ) -> Prepared | None:
+    """The ranking input of a finished instance; a failure there costs the row its ranking
+    block (said in its warnings), not the row."""
+    if preparer.ranker is None or item.planned is None or item.gold is None:
+        return None
+    try:
+        return prepare_ranking(preparer.ranker, inst, notes, item.planned.table, item.gold,
+                               item.traj)
+    except (InstanceError, OSError, RepoError):
+        raise
+    except Exception as exc:  # one instance's ranking must not stop a run
+        inst.pop("ranking", None)
+        notes.warnings.append(f"ranked metrics not computed: {type(exc).__name__}: {exc}")
+        return None
+
+
 def score(items: Sequence[Item], preparer: PreparerBase, *, run: str, final_policy: str,
           resolved: ResolvedTable, text: bool = False, views: bool = False
           ) -> list[dict[str, Any]]:
@@ -53,9 +70,7 @@ def score(items: Sequence[Item], preparer: PreparerBase, *, run: str, final_poli
         assert item.gold is not None
         try:
             inst, notes = preparer.finish(item.planned)
-            ranked = prepare_ranking(preparer.ranker, inst, notes, item.planned.table,
-                                     item.gold, item.traj) \
-                if preparer.ranker is not None else None
+            ranked = _ranking(preparer, inst, notes, item)
         except InstanceError as exc:
             rows.append(_with_preset(error_row(item.instance_id, run, exc.kind, exc.message,
                                                pred_file=item.pred_file), preset))
