@@ -202,6 +202,12 @@ class Ranker:
             if got is None:
                 got = self.cache[key] = patch_locations(locs, snap.read, self._definitions)
             return got, "patch"
+        # the same gold object at the same file versions (another run's row): derived once
+        key = ("rankctx", id(gold), tuple(snap.blob_id(normalise_path(v.file, gold.repo))
+                                          for v in gold.context))
+        cached = self.cache.get(key)
+        if cached is not None and cached[0] is gold:
+            return cached[1], "context"
         ranges: list[tuple[str, int, int]] = []
         for v in gold.context:
             path = normalise_path(v.file, gold.repo)
@@ -220,7 +226,9 @@ class Ranker:
             got = self._file_names(table, table.id(path))
             return got.names if got is not None else None
 
-        return context_locations(ranges, names), "context"
+        found = context_locations(ranges, names)
+        self.cache[key] = (gold, found)  # the object kept: its id cannot be reused meanwhile
+        return found, "context"
 
     # -- predictions ---------------------------------------------------------------------------
 

@@ -333,19 +333,36 @@ impl<'a> Ranker<'a> {
     /// One step: `vs` as given (the order of its views) and what the engine credited it with
     /// (`files`, `symbols`: its resolution, sorted and distinct).
     pub(crate) fn step(&mut self, step: u32, vs: &ViewSet, files: &[u32], symbols: &[u32]) {
-        // A step shows its files in the order its views name them.
-        let mut pos: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-        let named = vs
+        // A step shows its files in the order its views name them. Most steps name a few
+        // files (searched in a list); a search over a whole tree may name thousands (a map).
+        let views = vs
             .lines
             .iter()
             .map(|lv| lv.file)
             .chain(vs.files.iter().copied())
             .chain(vs.symbols.iter().map(|&(f, _)| f));
-        for f in named {
-            let n = pos.len();
-            pos.entry(f).or_insert(n);
+        let mut named: Vec<u32> = Vec::new();
+        let mut index: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        for f in views {
+            if named.len() < 32 {
+                if !named.contains(&f) {
+                    named.push(f);
+                }
+            } else {
+                if index.is_empty() {
+                    index.extend(named.iter().enumerate().map(|(i, &g)| (g, i)));
+                }
+                let n = index.len();
+                index.entry(f).or_insert(n);
+            }
         }
-        let rank_of = |f: u32| pos.get(&f).copied().unwrap_or(usize::MAX);
+        let rank_of = |f: u32| {
+            if index.is_empty() {
+                named.iter().position(|&x| x == f).unwrap_or(usize::MAX)
+            } else {
+                index.get(&f).copied().unwrap_or(usize::MAX)
+            }
+        };
         let mut new_files: Vec<u32> = files
             .iter()
             .copied()
@@ -548,6 +565,56 @@ mod tests {
         // gold repeats count: a gold list [m, m] is never fully found by one m
         let d = rank_scores(&[4], &[4, 4], &[1, 5], RankRules::LocAgent);
         assert_eq!((d.at[0].acc, d.at[1].acc), (Some(1.0), Some(0.0)));
+    }
+
+    #[test]
+    fn a_step_naming_many_files_ranks_them_in_view_order() {
+        use crate::engine::FileInfo;
+        use std::sync::Arc;
+        let n = 70u32;
+        let files: Vec<FileInfo> = (0..n)
+            .map(|_| FileInfo {
+                index: Some(Arc::new(LineIndex::new(b"x\n"))),
+                symbols: Vec::new(),
+            })
+            .collect();
+        // views name the files in a scrambled order, some twice
+        let order: Vec<u32> = (0..n).map(|i| (i * 37 + 11) % n).collect();
+        let mut lines: Vec<LineView> = order
+            .iter()
+            .map(|&file| LineView {
+                file,
+                start: 1,
+                end: Some(1),
+            })
+            .collect();
+        lines.push(lines[3]);
+        let vs = ViewSet {
+            lines,
+            ..Default::default()
+        };
+        let input = RankingInput {
+            ks: vec![1],
+            rules: RankRules::Strict,
+            levels: vec![RankLevel {
+                gold: vec![order[40]],
+                pred: None,
+                file_items: (0..n).collect(),
+                symbol_items: Vec::new(),
+            }],
+            budget: None,
+            budget_lines: None,
+        };
+        let offsets = vec![0u32; files.len() + 1];
+        let mut r = Ranker::new(&input, &files, &offsets);
+        let credited: Vec<u32> = (0..n).collect();
+        r.step(1, &vs, &credited, &[]);
+        assert_eq!(
+            r.order[0].iter().map(|&(i, _)| i).collect::<Vec<_>>(),
+            order
+        );
+        let res = r.finish(&FileMap::new());
+        assert_eq!(res.levels[0].scores.first_hit, Some(41));
     }
 
     #[test]
