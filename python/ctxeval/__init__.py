@@ -44,6 +44,7 @@ from ._core import (
     lines_merge_raw,
     lines_normalize,
     lines_union,
+    rank_scores,
     score,
 )
 from .api import Evaluation, compare, evaluate, load_results, report
@@ -77,6 +78,7 @@ __all__ = [
     "lines_normalize",
     "lines_union",
     "load_results",
+    "rank_scores",
     "report",
     "score",
 ]
