@@ -153,3 +153,22 @@ def test_a_failing_ranking_costs_only_its_block(monkeypatch: pytest.MonkeyPatch)
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert all("ranking" not in r and r["final"] for r in rows)
     assert rows[0]["warnings"] == ["ranked metrics not computed: KeyError: 'x'"]
+
+
+def test_agent_failures_without_repository(tmp_path: Path) -> None:
+    """With --all-gold and no repository, an instance without output has an empty ranking
+    only where the gold is a localisation dataset's: a trajectory run's rows without a
+    repository have no block, so its failures alone must not put zeros in its means."""
+    out = tmp_path / "rows.jsonl"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps({"format": "ctxeval-ranking/1", "instance_id": "other"}) + "\n")
+    assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--pred", str(empty),
+                 "--all-gold", "--out", str(out), "--quiet"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["instance_id"] for r in rows if "ranking" in r] == []
+    loc = FIXTURES / "locagent"
+    assert main(["evaluate", "--gold", str(loc / "dataset.jsonl"), "--pred", str(empty),
+                 "--all-gold", "--preset", "locagent", "--out", str(out), "--quiet"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    failed = [r for r in rows if r["instance_id"] == "toy__loc-3"]
+    assert failed and failed[0]["ranking"]["file"]["acc@1"] == 0.0

@@ -304,9 +304,13 @@ class Ranker:
         """The ranking block of a localiser's output whose repository could not be read:
         the levels that need no repository (the file level, and the levels a dataset's gold
         carries), scored on the paths and names as written (normalised, not resolved); the
-        others are null. ``traj`` None: an agent failure, an empty ranking. None for a
-        trajectory without a declared ranking (its ranking is what its steps showed, which
-        needs the files)."""
+        others are null. None for a trajectory without a declared ranking (its ranking is
+        what its steps showed, which needs the files). ``traj`` None (an agent failure): an
+        empty ranking where the gold is a localisation dataset's (LocAgent scores a missing
+        output as empty), else None (the run may be of trajectories, whose other rows have
+        no block: zeros of its failures alone would bias its means)."""
+        if traj is None and gold.locations is None:
+            return None
         if traj is not None and traj.ranking is None:
             return None
         locagent = self.settings.rules == "locagent"
