@@ -163,3 +163,135 @@ def evaluate(files: list[OracleFile], inst: dict) -> dict:
         "seen_gold": seen,
         "evidence_drop": {g: seen[g] - kept[g] for g in GRANS},
     }
+
+
+# ---------------------------------------------------------------- ranked metrics
+
+def _discount(i: int) -> float:
+    import math
+
+    return 1.0 / math.log2(i + 2)
+
+
+def rank_strict(pred: list[int], gold: list[int], ks: list[int]) -> dict:
+    """The IR literature's ranked metrics, written from their definitions on Python sets:
+    distinct predictions in first-seen order, gold a set; undefined (None) without gold."""
+    p = list(dict.fromkeys(pred))
+    g = set(gold)
+    out: dict = {"at": [], "gold_size": len(g), "pred_size": len(p)}
+    if not g:
+        out["mrr"] = out["first_hit"] = None
+        out["at"] = [dict.fromkeys(("acc", "recall", "precision", "ndcg", "map")) | {"k": k}
+                     for k in ks]
+        return out
+    ranks = [i + 1 for i, x in enumerate(p) if x in g]
+    out["first_hit"] = ranks[0] if ranks else None
+    out["mrr"] = 1 / ranks[0] if ranks else 0.0
+    for k in ks:
+        if k == 0:
+            out["at"].append(dict.fromkeys(("acc", "recall", "precision", "ndcg", "map"))
+                             | {"k": 0})
+            continue
+        top = p[:k]
+        found = g & set(top)
+        dcg = sum(_discount(i) for i, x in enumerate(top) if x in g)
+        idcg = sum(_discount(i) for i in range(min(k, len(g))))
+        precisions = [len(g & set(top[:i + 1])) / (i + 1)
+                      for i, x in enumerate(top) if x in g]
+        out["at"].append({"k": k, "acc": 1.0 if found == g else 0.0,
+                          "recall": len(found) / len(g), "precision": len(found) / k,
+                          "ndcg": dcg / idcg, "map": sum(precisions) / min(k, len(g))})
+    return out
+
+
+def rank_locagent(pred: list[str | int], gold: list[str | int], ks: list[int]) -> dict:
+    """LocAgent's ``evaluation/eval_metric.py`` arithmetic for one instance, transcribed with
+    lists for its tensors (the labels it builds, then each metric's own lines): gold labels
+    ``min(len(gold), max_k)`` ones, prediction labels ``l in gold`` over the first ``max_k``
+    predictions. An instance with an empty gold list is one LocAgent skips (all None)."""
+    max_k = max(ks)
+    out: dict = {"at": [], "gold_size": len(gold), "pred_size": len(pred)}
+    hits_all = [1 if x in gold else 0 for x in pred]
+    first = next((i + 1 for i, h in enumerate(hits_all) if h), None)
+    if not gold:
+        out["mrr"] = out["first_hit"] = None
+        out["at"] = [dict.fromkeys(("acc", "recall", "precision", "ndcg", "map")) | {"k": k}
+                     for k in ks]
+        return out
+    out["first_hit"] = first
+    out["mrr"] = 1 / first if first else 0.0
+    gt_labels = [1 if i < len(gold) else 0 for i in range(max_k)]
+    pred_labels = [0] * max_k
+    for i, x in enumerate(pred[:max_k]):
+        if x in gold:
+            pred_labels[i] = 1
+
+    def dcg(labels: list[int]) -> float:
+        return sum(t / __import__("math").log2(i + 2) for i, t in enumerate(labels))
+
+    for k in ks:
+        p, t = pred_labels[:k], gt_labels[:k]
+        relevant, total_k = sum(p), sum(t)
+        idcg = dcg(t)
+        ap, count = 0.0, 0
+        for j in range(k):
+            if pred_labels[j] == 1:
+                count += 1
+                ap += count / (j + 1)
+        out["at"].append({"k": k, "acc": 1.0 if relevant == total_k else 0.0,
+                          "recall": relevant / sum(gt_labels) if sum(gt_labels) else 0.0,
+                          "precision": relevant / k,
+                          "ndcg": dcg(p) / idcg if idcg else 0.0, "map": ap / k})
+    return out
+
+
+def first_seen(files: list[OracleFile], steps: list[dict], file_items: list[int] | None,
+               symbol_items: list[list[int]] | None) -> list[tuple[int, int]]:
+    """(item, step) in the order the steps first showed each item: a step's new files in the
+    order its views name them (line views, then file views, then named symbols' files), then
+    its new definitions by their file's place and their order in the file."""
+    ids = symbol_ids(files)
+    sym_file = {s: f for f, group in enumerate(ids) for s in group}
+    seen_f: set[int] = set()
+    seen_s: set[int] = set()
+    seen_i: set[int] = set()
+    out: list[tuple[int, int]] = []
+    for t, vs in enumerate(steps, start=1):
+        a = resolve(files, vs)
+        named = [f for f, _s, _e in vs.get("lines", [])] + list(vs.get("files", [])) \
+            + [f for f, _k in vs.get("symbols", [])]
+        pos = {f: named.index(f) for f in named}
+        new_f = sorted(a.files - seen_f, key=lambda f: (pos.get(f, 10**9), f))
+        seen_f |= a.files
+        new_s = sorted(a.symbols - seen_s, key=lambda s: (pos.get(sym_file[s], 10**9), s))
+        seen_s |= a.symbols
+        items = []
+        if file_items is not None:
+            items += [file_items[f] for f in new_f]
+        if symbol_items is not None:
+            items += [symbol_items[sym_file[s]][s - ids[sym_file[s]][0]] for s in new_s]
+        for item in items:
+            if item >= 0 and item not in seen_i:
+                seen_i.add(item)
+                out.append((item, t))
+    return out
+
+
+def budget(files: list[OracleFile], views: list[tuple[int, int, int | None]],
+           gold: dict, lines: int) -> dict:
+    """The first ``lines`` distinct lines the views show, in order (each view's lines in file
+    order), against the gold's lines and files."""
+    taken: list[tuple[int, int]] = []
+    have: set[tuple[int, int]] = set()
+    for vs in [{"lines": [v]} for v in views]:
+        for atom in sorted(resolve(files, vs).lines):
+            if len(taken) >= lines:
+                break
+            if atom not in have:
+                have.add(atom)
+                taken.append(atom)
+    g = resolve(files, {"lines": gold.get("lines", [])}).lines
+    gfiles = {f for f, _ in g}
+    return {"lines": lines, "used": len(taken),
+            "line": len(have & g) / len(g) if g else None,
+            "file": len({f for f, _ in have} & gfiles) / len(gfiles) if gfiles else None}

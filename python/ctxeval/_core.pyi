@@ -11,7 +11,8 @@ __version__: str
 #: The newest tree-sitter language ABI the native runtime reads.
 TREE_SITTER_LANGUAGE_VERSION: int
 
-Preset = Literal["strict", "contextbench"]
+#: ``locagent`` scores context as ``strict`` does; it changes only the ranking rules.
+Preset = Literal["strict", "contextbench", "locagent"]
 LineTriple = tuple[int, int, int | None]
 
 DefinitionTuple = tuple[str, str, str, int, int, int, int]
@@ -71,6 +72,23 @@ class EditSet(TypedDict, total=False):
     files: Sequence[int]
     lines: Sequence[LineTriple]
 
+class RankLevel(TypedDict, total=False):
+    """One level (file, module, function) of a ranking; items are ids >= 0, -1 is no item."""
+
+    gold: Sequence[int]  # the gold items (repeats count under the locagent rules)
+    pred: Sequence[int] | None  # a declared ranking; None: the steps' first-seen order
+    file_items: Sequence[int]  # the item of each file id
+    # per file id, the item of each of its definitions: ints, or native-endian i64 bytes
+    # (array("q", ids).tobytes(), read in place)
+    symbol_items: Sequence[Sequence[int] | bytes]
+
+class RankingInput(TypedDict, total=False):
+    ks: Sequence[int]
+    rules: Literal["strict", "locagent"]
+    levels: Sequence[RankLevel]
+    budget: int | None  # lines of the budgeted recall; None: not computed
+    budget_lines: Sequence[LineTriple] | None  # declared ranked lines; None: the steps' lines
+
 class Instance(TypedDict, total=False):
     files: Sequence[FileEntry]
     gold: ViewSet
@@ -78,9 +96,13 @@ class Instance(TypedDict, total=False):
     final: ViewSet | None  # None: the union of the steps
     gold_edits: EditSet | None  # None: no gold patch, EditLoc is null
     pred_edits: EditSet | None  # None: no model patch
+    ranking: RankingInput | None  # None: no ranking block
 
 def evaluate_instance(instance: Instance, preset: Preset = "strict") -> dict[str, Any]:
-    """Every metric of one instance: ``num_steps``, ``final``, ``trajectory``, ``editloc``."""
+    """Every metric of one instance: ``num_steps``, ``final``, ``trajectory``, ``editloc``,
+    ``ranking`` (None without a ranking input, else ``{"levels": [...], "budget": ...}``: per
+    level the :func:`rank_scores` dict plus ``first_gold_step`` and ``declared``; the budget
+    ``{"lines", "used", "line", "file"}`` or None)."""
 
 def evaluate_batch(
     instances: Iterable[Instance], preset: Preset = "strict", threads: int = 0
@@ -90,6 +112,12 @@ def evaluate_batch(
 def score(intersection: int, gold_size: int, pred_size: int, preset: Preset = "strict"
           ) -> dict[str, Any]:
     """Coverage, precision and F1 from counts with the preset's empty-set conventions."""
+
+def rank_scores(pred: Sequence[int], gold: Sequence[int], ks: Sequence[int],
+                rules: Literal["strict", "locagent"] = "strict") -> dict[str, Any]:
+    """Ranked metrics of ``pred`` (rank order) against ``gold``: ``{"at": [{"k", "acc",
+    "recall", "precision", "ndcg", "map"}, ...], "mrr", "first_hit", "gold_size",
+    "pred_size"}``; every value None when the gold is empty (see ``ranking.rs``)."""
 
 def lines_normalize(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]: ...
 def lines_from_numbers(lines: Sequence[int]) -> list[tuple[int, int]]: ...

@@ -20,6 +20,7 @@ from .analysis.reports import (
     Report,
     build_exploration,
     build_leaderboard,
+    build_localization,
     build_outcome,
     load_rows,
     render,
@@ -148,16 +149,20 @@ def _rows(results: Rows | Paths) -> list[dict[str, Any]]:
 def report(results: Rows | Paths, *, view: str = "leaderboard", by: str | None = None,
            metrics: str | Sequence[str] | None = None, micro: bool = False,
            ci: bool = False) -> Report:
-    """The leaderboard (``view="leaderboard"``), exploration or outcome view of result rows (or
-    of results files). Render it with ``ctxeval.analysis.reports.render(report, "latex")``; the
-    outcome view's ``metrics`` are row paths or patterns (``docs/report.md``)."""
+    """The leaderboard (``view="leaderboard"``), exploration, localization or outcome view of
+    result rows (or of results files). Render it with
+    ``ctxeval.analysis.reports.render(report, "latex")``; the outcome view's ``metrics`` are
+    row paths or patterns (``docs/report.md``)."""
     rows = _rows(results)
     if view == "exploration":
         return build_exploration(rows, by=by)
+    if view == "localization":
+        return build_localization(rows, by=by, ci=ci)
     if view == "outcome":
         return build_outcome(rows, metrics=metrics)
     if view != "leaderboard":
-        raise ValueError(f"unknown view {view!r}: 'leaderboard', 'exploration' or 'outcome'")
+        raise ValueError(f"unknown view {view!r}: 'leaderboard', 'exploration', "
+                         "'localization' or 'outcome'")
     return build_leaderboard(rows, by=by, metrics=metrics, micro=micro, ci=ci)
 
 

@@ -89,6 +89,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         _err(f"--repos {args.repos}: not a directory (give the directory that holds the "
              "repositories or snapshots)")
         return EXIT_USAGE
+    from .evaluation.ranking import DEFAULT_KS, RankingSettings, parse_ks
+
+    try:
+        ranking = RankingSettings(parse_ks(args.k), args.budget_lines)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    if args.engine == "ray" and (ranking.ks != DEFAULT_KS or args.budget_lines != 500):
+        _err("--k and --budget-lines are not available with --engine ray (its rows have the "
+             "default ranking block)")
+        return EXIT_USAGE
     out = None if args.out == "-" else args.out
     from .truth.cache import default_cache_dir
 
@@ -104,7 +115,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
             summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
         else:
-            summary = evaluate(**options, jobs=args.jobs, views=args.views)
+            summary = evaluate(**options, jobs=args.jobs, views=args.views, ranking=ranking)
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -145,7 +156,8 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                "same command with --resume.")
     p.add_argument("--gold", action="append", required=True, metavar="G",
                    help="gold file or directory (neutral JSONL, ContextBench parquet/JSON/"
-                        "annot.json, SWE-bench records); repeatable")
+                        "annot.json, LocAgent/Loc-Bench localisation gold, SWE-bench "
+                        "records); repeatable")
     p.add_argument("--pred", action="append", metavar="P",
                    help="one run's trajectories (file, directory or glob); repeatable, each "
                         "a run named after the path")
@@ -161,9 +173,21 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="-", metavar="FILE",
                    help="results file: JSONL, or Parquet when FILE ends in .parquet (typed "
                         "columns, docs/results-parquet.md); default: JSONL on standard output")
-    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
+    p.add_argument("--preset", choices=("strict", "contextbench", "locagent"),
+                   default="strict",
                    help="strict (default): ctxeval's conventions; contextbench: reproduce the "
-                        "published ContextBench evaluator number for number")
+                        "published ContextBench evaluator number for number; locagent: "
+                        "context as strict, the ranked metrics as LocAgent's eval_metric.py "
+                        "computes them (docs/presets.md)")
+    p.add_argument("--k", default="1,3,5,10", metavar="K[,K...]",
+                   help="cut-offs of the ranked localisation metrics in each row's ranking "
+                        "block (Acc@k, Recall@k, Precision@k, nDCG@k, MAP@k at file, module "
+                        "and function level; docs/metrics.md); under --preset locagent Recall "
+                        "divides by min(gold, the largest k), so give LocAgent's own list "
+                        "(1,3,5 for files, 5,10 for modules and functions) to match its tables")
+    p.add_argument("--budget-lines", type=int, default=500, metavar="N",
+                   help="budgeted recall: the share of gold lines and files among the first "
+                        "N distinct lines shown (default 500, SWE-Explore's budget)")
     p.add_argument("--final", choices=("declared", "union", "last"), default="declared",
                    help="final context: the declared one where there is one, else the union "
                         "of views (declared, default); always the union; the last step")
@@ -282,8 +306,10 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--instance-id", metavar="ID",
                    help="instance id where the files do not carry one")
     p.add_argument("--run", metavar="NAME", help="run name to record")
-    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
-                   help="read as ctxeval does (strict) or as the ContextBench evaluator does")
+    p.add_argument("--preset", choices=("strict", "contextbench", "locagent"),
+                   default="strict",
+                   help="read as ctxeval does (strict; locagent reads the same) or as the "
+                        "ContextBench evaluator does")
     p.add_argument("--repos", metavar="DIR",
                    help="repositories (as for evaluate): resolve suffix paths, symbol views "
                         "and lines printed without numbers (grep without -n, the tail of a "
@@ -332,6 +358,11 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                 print("  final context (declared):")
                 for v in t.final_context:
                     print(f"      {v.file}:{v.start_line}-{v.end_line}")
+            if t.ranking is not None:
+                print("  ranking (declared, best first):")
+                for level, items in t.ranking.levels().items():
+                    if items is not None:
+                        print(f"      {level}: " + (", ".join(items) or "(empty)"))
             if t.model_patch:
                 print(f"  model patch: {len(t.model_patch.splitlines())} lines")
     if not shown:

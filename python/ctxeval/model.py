@@ -254,6 +254,99 @@ class Step:
         return out
 
 
+RANKING_LEVELS: tuple[str, ...] = ("file", "module", "function")
+
+
+@dataclass(slots=True)
+class Ranking:
+    """A ranked localisation output: what a localiser (LocAgent, Agentless, the neutral ranked
+    record ``ctxeval-ranking/1``, ``docs/ranked-record.md``) put first, second, ...
+
+    ``files`` are paths, ``modules`` ``path:Name`` (a top-level class or function),
+    ``functions`` ``path:Class.method`` or ``path:func``, each list in rank order and kept as
+    given (repeats too: LocAgent's rules count them). ``lines``: ranked line ranges, for the
+    budgeted recall. A level left None was not given; :meth:`levels` fills it from a finer
+    one (modules and files from functions, files from modules), as LocAgent derives its gold.
+    """
+
+    files: list[str] | None = None
+    modules: list[str] | None = None
+    functions: list[str] | None = None
+    lines: list[View] | None = None
+
+    def levels(self) -> dict[str, list[str] | None]:
+        """The ranked items of each level (``file``, ``module``, ``function``); a level not
+        given and not derivable is None."""
+        files, modules, functions = self.files, self.modules, self.functions
+        if modules is None and functions is not None:
+            modules = _unique(_module_of(f) for f in functions)
+        if files is None:
+            finer = functions if functions is not None else modules
+            if finer is not None:
+                files = _unique(i.split(":", 1)[0] for i in finer)
+        return {"file": files, "module": modules, "function": functions}
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in ("files", "modules", "functions"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value)
+        if self.lines is not None:
+            out["lines"] = [v.to_json() for v in self.lines]
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, *, path: str | None = None, line: int | None = None,
+                  field_name: str = "ranking") -> Ranking:
+        if not isinstance(obj, dict):
+            raise InputError("a ranking must be an object", path=path, line=line,
+                             field=field_name)
+        levels: dict[str, list[str] | None] = {}
+        for key in ("files", "modules", "functions"):
+            value = obj.get(key)
+            if value is not None and (not isinstance(value, list) or not all(
+                    isinstance(v, str) for v in value)):
+                raise InputError("must be a list of strings", path=path, line=line,
+                                 field=f"{field_name}.{key}")
+            levels[key] = None if value is None else [v for v in value if v]
+        lines = obj.get("lines")
+        if lines is not None and not isinstance(lines, list):
+            raise InputError("must be a list of line ranges", path=path, line=line,
+                             field=f"{field_name}.lines")
+        views = None if lines is None else [
+            View.from_json(v, path=path, line=line, field_name=f"{field_name}.lines")
+            for v in lines]
+        return cls(levels["files"], levels["modules"], levels["functions"], views)
+
+
+def _module_of(item: str) -> str:
+    """``path:Class.method`` -> ``path:Class`` (LocAgent's own derivation of a module)."""
+    path, _, name = item.partition(":")
+    return f"{path}:{name.split('.')[0]}" if name else item
+
+
+def _unique(items: Any) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+@dataclass(frozen=True, slots=True)
+class GoldLocations:
+    """Gold at the three localisation levels as a dataset carries it (Loc-Bench and LocAgent's
+    ``edit_functions``, ``file_changes[].changes.edited_modules/edited_entities``), in the
+    dataset's order with its repeats (LocAgent's rules count them; ctxeval's take each once).
+    ``origin`` names the field they were read from."""
+
+    files: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
+    origin: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": list(self.files), "modules": list(self.modules),
+                "functions": list(self.functions), "origin": self.origin}
+
+
 @dataclass(slots=True)
 class Trajectory:
     """One agent run on one instance, in the neutral format (``ctxeval-trajectory/1``)."""
@@ -272,6 +365,9 @@ class Trajectory:
     resolved: bool | None = None
     source: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: A ranked localisation output (LocAgent, Agentless, the neutral ranked record); None for
+    #: a trajectory, whose ranking is the order its steps first showed each item.
+    ranking: Ranking | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -291,6 +387,8 @@ class Trajectory:
         }
         if self.final_symbols is not None:
             out["final_symbols"] = [s.to_json() for s in self.final_symbols]
+        if self.ranking is not None:
+            out["ranking"] = self.ranking.to_json()
         for k, v in self.extra.items():
             out.setdefault(k, v)
         return out
@@ -311,6 +409,9 @@ class GoldInstance:
     gold_kind: GoldKind = "context"
     context_text: list[str] = field(default_factory=list)
     origin: str | None = None
+    #: Gold at the file, module and function levels where the dataset carries it (None:
+    #: derived from the gold patch or context by the evaluation, ``truth/locations.py``).
+    locations: GoldLocations | None = None
 
     def ids(self) -> list[str]:
         return [self.instance_id, *self.aliases]
@@ -333,4 +434,6 @@ class GoldInstance:
             out["aliases"] = list(self.aliases)
         if self.gold_kind != "context":
             out["gold_kind"] = self.gold_kind
+        if self.locations is not None:
+            out["locations"] = self.locations.to_json()
         return out

@@ -62,11 +62,14 @@ def test_page_is_self_contained(page: Path) -> None:
     assert "<link" not in text and "<script" not in text and "@import" not in text
     head = text.split("</head>", 1)[0]
     assert "<style>" in head and "table.ctxeval" in head  # the page's CSS is inline
-    # leaderboard, per instance, distributions, and the tool mix (rows record each step's tool);
-    # the example's rows record resolution: the outcome view, its bins and the correlations
-    assert parser.tags.count("table") == 7
+    # leaderboard, per instance, distributions, the tool mix (rows record each step's tool),
+    # the localization view's three tables (rows carry ranked metrics), and, as the example's
+    # rows record resolution, the outcome view, its bins and the correlations
+    assert parser.tags.count("table") == 10
     assert "Tool mix" in text and 'id="view-outcome"' in text
-    assert parser.tags.count("svg") == 5
+    assert 'id="table-localization"' in text and 'id="table-by_k"' in text
+    assert parser.tags.count("svg") == 6
+    assert 'data-plot="ranking_by_k"' in text
 
 
 def test_plot_ids_do_not_collide(page: Path) -> None:
@@ -108,6 +111,7 @@ def test_rendered_dom_has_tables_and_plots(page: Path) -> None:
     assert cov is not None and "best" in cov.group(1)
     assert 'id="table-instances"' in dom and 'id="table-distributions"' in dom
     plots = re.findall(r'<svg class="plot" data-plot="(\w+)"', dom)
-    assert plots == ["coverage_by_step", "quality_vs_cost", "by_language"]
+    assert plots == ["coverage_by_step", "quality_vs_cost", "by_language", "ranking_by_k",
+                     "outcome_by_bin", "auroc_by_metric"]
     # text kept as text in the SVG: axis labels are there to read
     assert "mean cumulative coverage" in dom and "Pareto" in dom

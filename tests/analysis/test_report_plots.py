@@ -81,9 +81,10 @@ def test_plot_files_are_valid_png_and_svg(results: Path, tmp_path: Path) -> None
     out = tmp_path / "plots"
     assert main(["report", str(results), "--plots", str(out), "--out",
                  str(tmp_path / "t.txt")]) == 0
-    # the example's rows record resolution: the outcome view's two figures as well
+    # the example's rows record resolution and carry ranked metrics: the outcome view's two
+    # figures and the metrics against k as well
     names = {"coverage_by_step", "quality_vs_cost", "by_language", "outcome_by_bin",
-             "auroc_by_metric"}
+             "auroc_by_metric", "ranking_by_k"}
     assert {p.name for p in out.iterdir()} == {f"{n}.{e}" for n in names for e in ("png", "svg")}
     for n in names:
         png = (out / f"{n}.png").read_bytes()

@@ -8,7 +8,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import stats_oracle as oracle
@@ -20,6 +20,7 @@ _levels = st.sampled_from([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.7, 1.0])
 _values = st.one_of(_levels, st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False))
 
 
+@settings(derandomize=True)
 @given(st.lists(st.integers(0, 2**70), min_size=1, max_size=3), st.integers(1, 50))
 def test_generator_is_pythons(seeds: list[int], count: int) -> None:
     for seed in seeds:
@@ -37,7 +38,7 @@ def test_seed_key() -> None:
         stats.seed_key(1.5)  # type: ignore[arg-type]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.lists(_values, min_size=1, max_size=40), st.integers(0, 10**12),
        st.sampled_from([0.5, 0.9, 0.95]))
 def test_bootstrap_is_the_python_one(vals: list[float], seed: int, level: float) -> None:
@@ -45,7 +46,7 @@ def test_bootstrap_is_the_python_one(vals: list[float], seed: int, level: float)
         oracle.bootstrap_ci(vals, level=level, n=300, seed=seed)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(_values, _values), min_size=1, max_size=30), st.integers(0, 999),
        st.sampled_from([50, 1024, 5000]))
 def test_randomization_is_the_python_one(pairs: list[tuple[float, float]], seed: int,
@@ -65,14 +66,14 @@ def test_randomization_long_masks() -> None:
             oracle.randomization_test(d, n=500, seed=11)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(_values, st.booleans()), max_size=40))
 def test_auroc_counts_ties_half(items: list[tuple[float, bool]]) -> None:
     v, lab = [x for x, _ in items], [y for _, y in items]
     assert stats.auroc(v, lab) == oracle.auroc(v, lab)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(_values, st.booleans()), min_size=2, max_size=30),
        st.integers(0, 10**6))
 def test_auroc_interval_is_the_stratified_python_bootstrap(items: list[tuple[float, bool]],
@@ -86,13 +87,13 @@ def test_auroc_interval_is_the_stratified_python_bootstrap(items: list[tuple[flo
         assert 0.0 <= got[0] <= got[1] <= 1.0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.lists(_values, max_size=25), st.lists(_values, max_size=25))
 def test_cliffs_delta(a: list[float], b: list[float]) -> None:
     assert stats.cliffs_delta(a, b) == oracle.cliffs_delta(a, b)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(_values, st.booleans()), min_size=1, max_size=40),
        st.integers(1, 10))
 def test_bins_follow_the_mid_distribution(items: list[tuple[float, bool]], bins: int) -> None:
@@ -106,7 +107,7 @@ def test_bins_follow_the_mid_distribution(items: list[tuple[float, bool]], bins:
     assert sum(b["n"] for b in got) == len(v)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(_values, _values), max_size=30))
 def test_correlations(pairs: list[tuple[float, float]]) -> None:
     x, y = [a for a, _ in pairs], [b for _, b in pairs]
@@ -157,13 +158,19 @@ def test_intervals_hold_their_estimate(items: list[tuple[float, bool]], seed: in
         assert got[0] <= est <= got[1]  # type: ignore[operator]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(_values, _values), max_size=30))
+@example([(2995.0, 0.0), (2995.0, 0.1)])
 def test_cohens_dz(pairs: list[tuple[float, float]]) -> None:
+    """Against d_z computed exactly from the same differences. In floating point the
+    deviations from the mean carry an error of about eps·|mean|, so d_z's relative error grows
+    with |d_z| itself (differences of 2995 and 2994.9 give d_z ≈ 42,355, off by 1.3e-12): the
+    tolerance is scaled by it."""
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     got, why = stats.cohens_dz(a, b)
     want = oracle.cohens_dz([x - y for x, y in pairs])
     if want is None:
         assert got is None and why in ("n < 2", "constant differences")
     else:
-        assert got == pytest.approx(want, rel=1e-12, abs=1e-12) and why is None
+        tol = 1e-12 * (1.0 + abs(want))
+        assert got == pytest.approx(want, rel=tol, abs=1e-12) and why is None

@@ -382,7 +382,7 @@ def _workload_module():
     name = "ctxeval_bench_workload"
     if name in sys.modules:
         return sys.modules[name]
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "workload.py"
+    path = ROOT / "benchmarks" / "workload.py"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)

@@ -4,7 +4,9 @@
 Every run is compared with one baseline on each metric, on the instances the two runs share:
 
 - rows with ``status`` ``ok`` or ``agent_failure`` take part (an agent failure is a scored 0);
-  ``error`` rows are left out, so an instance the evaluator could not score is not paired;
+  ``error`` rows are left out, so an instance the evaluator could not score is not paired,
+  except through their ranked metrics (``ranking.*``), which a localiser's output whose
+  repository is missing still has at the levels that need none;
 - a metric is read from a row by dotted path (``final.line.f1``, ``trajectory.auc_coverage.line``,
   ``editloc.f1``, ``usage.input_tokens``, ``resolved`` as 0/1); a null on either side drops the
   pair;
@@ -41,6 +43,7 @@ from .tokens import get_path
 
 __all__ = [
     "DEFAULT_METRICS",
+    "LOCALIZATION_METRICS",
     "Comparison",
     "add_parser",
     "compare_rows",
@@ -57,13 +60,21 @@ DEFAULT_METRICS: tuple[str, ...] = (
 )
 FORMATS = ("table", "md", "latex", "json")
 DAGGER = "†"
+#: ``--metrics localization``: the ranked metrics of the localisation papers' table.
+LOCALIZATION_METRICS: tuple[str, ...] = (
+    "ranking.file.acc@1", "ranking.file.acc@3", "ranking.file.acc@5",
+    "ranking.module.acc@5", "ranking.module.acc@10",
+    "ranking.function.acc@5", "ranking.function.acc@10",
+    "ranking.file.mrr", "ranking.module.mrr", "ranking.function.mrr",
+)
 
-_LOWER_BETTER_PARTS = {"redundancy", "usage", "num_steps", "pred_size"}
+_LOWER_BETTER_PARTS = {"redundancy", "usage", "num_steps", "pred_size", "before_first_gold"}
 
 
 def higher_is_better(metric: str) -> bool:
     """Direction of a metric: lower is better for redundancy, usage (tokens, cost, calls),
-    step counts and prediction sizes; higher for everything else."""
+    step counts, prediction sizes and what was spent before the first gold item; higher for
+    everything else."""
     return not (_LOWER_BETTER_PARTS & set(metric.split(".")))
 
 
@@ -113,6 +124,13 @@ def _value(row: Mapping[str, Any], metric: str, where: str) -> float | None:
                      "(name a leaf, e.g. final.line.f1)")
 
 
+def _metric_value(row: Mapping[str, Any], metric: str, where: str) -> float | None:
+    """:func:`_value`, but an error row has only its ranked metrics (None otherwise)."""
+    if row.get("status") == "error" and not metric.startswith("ranking."):
+        return None
+    return _value(row, metric, where)
+
+
 def _has_path(row: Mapping[str, Any], metric: str) -> bool:
     """Whether the path exists in the row, a null on the way counting as existing (a null
     ``editloc`` still names the metric); only a missing key means a wrong path."""
@@ -127,12 +145,13 @@ def _has_path(row: Mapping[str, Any], metric: str) -> bool:
 
 
 def _index(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
-    """run -> instance_id -> row, runs in order of first appearance; error rows left out."""
+    """run -> instance_id -> row, runs in order of first appearance; error rows left out but
+    for those with ranked metrics (read only through them, see :func:`_metric_value`)."""
     by_run: dict[str, dict[str, Mapping[str, Any]]] = {}
     for r in rows:
         run = str(r.get("run"))
         inst = by_run.setdefault(run, {})
-        if r.get("status") == "error":
+        if r.get("status") == "error" and not isinstance(r.get("ranking"), Mapping):
             continue
         iid = str(r.get("instance_id"))
         if iid in inst:
@@ -194,8 +213,10 @@ def compare_rows(rows: Sequence[Mapping[str, Any]], *, baseline: str | None = No
         for name in others:
             run_rows = by_run[name]
             shared = [iid for iid in run_rows if iid in base_rows]
-            a = [_value(run_rows[i], metric, f"run {name!r}, instance {i!r}") for i in shared]
-            b = [_value(base_rows[i], metric, f"run {base!r}, instance {i!r}") for i in shared]
+            a = [_metric_value(run_rows[i], metric, f"run {name!r}, instance {i!r}")
+                 for i in shared]
+            b = [_metric_value(base_rows[i], metric, f"run {base!r}, instance {i!r}")
+                 for i in shared]
             pairs = stats.paired(a, b)
             binary = _binary([run_rows[i] for i in shared] + [base_rows[i] for i in shared],
                              metric)
@@ -457,6 +478,9 @@ def run(args: argparse.Namespace) -> int:
 
     metrics = [m.strip() for m in (args.metrics or "").split(",") if m.strip()] \
         if args.metrics else None
+    if metrics and "localization" in metrics:
+        at = metrics.index("localization")
+        metrics[at:at + 1] = [m for m in LOCALIZATION_METRICS if m not in metrics]
     if args.n < 1:
         err("--n must be at least 1")
         return 2
@@ -481,7 +505,8 @@ def run(args: argparse.Namespace) -> int:
     text = render_comparison(comps, args.format, alpha=args.alpha, correlations=correlations)
     n_err = sum(r.get("status") == "error" for r in rows)
     if n_err:
-        err(f"{n_err} evaluator error rows left out of every comparison")
+        err(f"{n_err} evaluator error rows left out of every comparison (but of their ranked "
+            "metrics, where they have them)")
     presets = sorted({str(r["preset"]) for r in rows if r.get("preset") is not None})
     if len(presets) > 1:
         err(f"warning: rows of different presets ({', '.join(presets)}) are compared")
@@ -530,6 +555,10 @@ metrics (dotted paths into result rows):
   trajectory.auc_coverage.<g>, trajectory.redundancy.<g>
   editloc.recall|precision|f1, editloc.file.f1, num_steps, resolved (0/1)
   usage.input_tokens|output_tokens|cost|api_calls
+  ranking.<l>.acc|recall|precision|ndcg|map@<k>, ranking.<l>.mrr   l = file, module,
+    function (k as the rows were evaluated with, 1,3,5,10 by default)
+  ranking.before_first_gold.<l>.steps_before|input_tokens|cost, ranking.budget.line|file
+  localization: the localisation papers' table ({_wrap(LOCALIZATION_METRICS[:3])}, ...)
   default: {_wrap(DEFAULT_METRICS)},
            and resolved where the rows record it
 
@@ -537,6 +566,7 @@ examples:
   ctxeval compare results.jsonl
   ctxeval compare a.jsonl b.jsonl --baseline agent-a --format latex --out table.tex
   ctxeval compare results.jsonl --metrics final.line.f1,editloc.f1 --n 20000 --seed 1
+  ctxeval compare localizers.jsonl --metrics localization --format latex
 """
 
 

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +35,7 @@ from .output.results import RowWriter, begin_output, error_row, hold_output, wri
 from .output.views_sidecar import ViewsSidecar
 from .plan import Item, needs, plan_item
 from .prepare.preparer import FinalPolicy, Preparer, PreparerBase
+from .ranking import DEFAULT_RANKING, Ranker, RankingSettings
 from .score import score
 
 #: Gold instances planned per batch where the run lists them itself (agent failures of
@@ -156,14 +157,25 @@ class _Progress:
             self.stream.flush()
 
 
-def make_preparer(symbols: SymbolExtractor, preset: str, final_policy: FinalPolicy
-                  ) -> PreparerBase:
-    """The preparer of a preset: ctxeval's own reading, or the ContextBench reference's."""
+def make_preparer(symbols: SymbolExtractor, preset: str, final_policy: FinalPolicy,
+                  ranking: RankingSettings | None = None) -> PreparerBase:
+    """The preparer of a preset: ctxeval's own reading, or the ContextBench reference's
+    (``locagent`` reads as ``strict``; only its ranking rules differ). ``ranking``: the rows'
+    ranking block (None: none)."""
+    prep: PreparerBase
     if preset == "contextbench":
         from .prepare.contextbench import ContextBenchPreparer
 
-        return ContextBenchPreparer(symbols, preset, final_policy)
-    return Preparer(symbols, preset, final_policy)
+        prep = ContextBenchPreparer(symbols, preset, final_policy)
+    elif preset == "locagent":
+        prep = Preparer(symbols, "strict", final_policy)
+        prep.name = "locagent"
+    else:
+        prep = Preparer(symbols, preset, final_policy)
+    if ranking is not None:
+        rules = "locagent" if preset == "locagent" else "strict"
+        prep.ranker = Ranker(replace(ranking, rules=rules), symbols, prep.index_cache)
+    return prep
 
 
 @dataclass(slots=True)
@@ -208,7 +220,8 @@ class Evaluator:
     def __init__(self, gold: GoldSet, repos: RepoCache, *, preset: str = "strict",
                  final_policy: FinalPolicy = "declared", all_gold: bool = False,
                  jobs: int = 1, symbols: SymbolExtractor | None = None,
-                 text: bool = False, views: bool = False) -> None:
+                 text: bool = False, views: bool = False,
+                 ranking: RankingSettings | None = DEFAULT_RANKING) -> None:
         self.gold = gold
         self.repos = repos
         self.preset = preset
@@ -220,7 +233,7 @@ class Evaluator:
         #: ``--views``.
         self.views = views
         self.symbols = symbols or SymbolExtractor()
-        self.preparer = make_preparer(self.symbols, preset, final_policy)
+        self.preparer = make_preparer(self.symbols, preset, final_policy, ranking)
         #: Gold ids some run had a trajectory for (or, with all_gold, a row for).
         self.covered: set[str] = set()
         self._extractor: ThreadExtractor | None = None
@@ -454,12 +467,14 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              progress: bool = True, stream: IO[bytes] | None = None,
              argv: list[str] | None = None, text: bool = False,
              cache_dir: str | Path | None = None, incremental: bool = True,
-             views: bool = False) -> Summary:
+             views: bool = False, ranking: RankingSettings | None = DEFAULT_RANKING
+             ) -> Summary:
     """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
 
     ``cache_dir`` keeps parsed definitions on disk across evaluations (None: no disk cache);
     ``incremental`` re-parses a file from its previous version's tree where it can.
     ``views`` writes what each step displayed to ``<out>.views.jsonl`` (needs ``out``).
+    ``ranking``: the cut-offs and line budget of the rows' ranking block (None: no block).
 
     Raises :class:`GoldError` when no gold can be loaded at all, :class:`OutputBusy` when
     another evaluation is writing ``out`` (checked first, before anything is read or
@@ -478,7 +493,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                          row_file=row_file, sidecar=sidecar, stream=stream, preset=preset,
                          final_policy=final_policy, all_gold=all_gold, jobs=jobs, fetch=fetch,
                          resume=resume, fmt=fmt, progress=progress, argv=argv, text=text,
-                         cache_dir=cache_dir, incremental=incremental, t0=t0)
+                         cache_dir=cache_dir, incremental=incremental, t0=t0,
+                         ranking=ranking)
 
 
 def start(gold_set: GoldSet, row_file: LineFile | None, out_path: Path | None, *,
@@ -501,7 +517,8 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
               stream: IO[bytes] | None, preset: str, final_policy: FinalPolicy,
               all_gold: bool, jobs: int, fetch: bool, resume: bool, fmt: str | None,
               progress: bool, argv: list[str] | None, text: bool,
-              cache_dir: str | Path | None, incremental: bool, t0: float) -> Summary:
+              cache_dir: str | Path | None, incremental: bool, t0: float,
+              ranking: RankingSettings | None = DEFAULT_RANKING) -> Summary:
     """:func:`evaluate` once its outputs are held."""
     gold_set = load_gold(list(gold))
     summary, skip = start(gold_set, row_file, out_path, resume=resume)
@@ -512,7 +529,7 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
     symbols = SymbolSettings(cache_dir, incremental).extractor()
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,
-                          views=sidecar is not None)
+                          views=sidecar is not None, ranking=ranking)
     bar = _Progress(sys.stderr, progress)
     writer = RowWriter(stream) if stream is not None else \
         RowWriter.into(row_file, out_path, resume=resume) \

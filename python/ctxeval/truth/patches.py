@@ -51,6 +51,21 @@ class FileEdit:
     renamed: bool
     lines: tuple[int, ...]
     removed: tuple[int, ...]
+    #: The hunks as read, in patch order: what the locations of definitions need
+    #: (:mod:`ctxeval.truth.locations` applies them to the base file).
+    hunks: tuple[Hunk, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk: its header's numbers and its body lines (each with its ``' '``, ``'-'``,
+    ``'+'`` or ``'\\'`` tag; a blank context line that lost its space is ``''``)."""
+
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    body: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,7 @@ class _FileAcc:
     renamed: bool = False
     lines: set[int] = field(default_factory=set)
     removed: set[int] = field(default_factory=set)
+    hunks: list[Hunk] = field(default_factory=list)
 
     def finish(self) -> FileEdit | None:
         old = self.old if self.has_headers else self.git_old
@@ -97,7 +113,8 @@ class _FileAcc:
         path = new if created else old
         assert path is not None
         return FileEdit(path, old, new, created, deleted, renamed,
-                        tuple(sorted(self.lines)), tuple(sorted(self.removed)))
+                        tuple(sorted(self.lines)), tuple(sorted(self.removed)),
+                        tuple(self.hunks))
 
 
 def _normalise_newlines(patch: str) -> list[str]:
@@ -205,7 +222,8 @@ def edit_locations(patch: str, *, origin: str | None = None) -> EditLocations:
                                   fe.new_path, prev.created or fe.created,
                                   fe.deleted, prev.renamed or fe.renamed,
                                   tuple(sorted({*prev.lines, *fe.lines})),
-                                  tuple(sorted({*prev.removed, *fe.removed})))
+                                  tuple(sorted({*prev.removed, *fe.removed})),
+                                  prev.hunks + fe.hunks)
                 files[fe.path] = fe
         acc = None
 
@@ -285,6 +303,7 @@ def _read_hunk(lines: list[str], i: int, acc: _FileAcc,
     old_start = int(m.group(1))
     old_len = 1 if m.group(2) is None else int(m.group(2))
     new_len = 1 if m.group(4) is None else int(m.group(4))
+    first_body = i + 1
     # "-k,0" names the line *before* the (empty) old range; otherwise the first old line.
     old_no = old_start + 1 if old_len == 0 else old_start
     old_left, new_left = old_len, new_len
@@ -338,6 +357,8 @@ def _read_hunk(lines: list[str], i: int, acc: _FileAcc,
     close_run()
     while j < len(lines) and lines[j].startswith("\\"):
         j += 1
+    acc.hunks.append(Hunk(old_start, old_len, int(m.group(3)), new_len,
+                          tuple(x.rstrip("\r") for x in lines[first_body:j])))
     return j
 
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::intervals::FileMap;
 use crate::lineindex::LineIndex;
 use crate::metrics::{EmptySetPolicy, Score};
+use crate::ranking::{Ranker, RankingInput, RankingResult};
 use crate::rawlines::{self, RawRanges};
 
 /// Which evaluator's conventions to follow.
@@ -80,6 +81,8 @@ pub struct Instance {
     pub gold_edits: Option<EditSet>,
     /// Edit locations of the model patch (`None`: no model patch).
     pub pred_edits: Option<EditSet>,
+    /// What the ranked metrics are computed from (`None`: no ranking block).
+    pub ranking: Option<RankingInput>,
 }
 
 /// One value per granularity.
@@ -128,6 +131,7 @@ pub struct InstanceResult {
     pub final_scores: PerGranularity<Score>,
     pub trajectory: TrajectoryResult,
     pub editloc: Option<EditLocResult>,
+    pub ranking: Option<RankingResult>,
 }
 
 /// Line sets in the arithmetic of the preset.
@@ -487,6 +491,10 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
     };
 
     let mut union = Union::new(ctx.empty(), &gold, inst.files.len(), ctx.n_symbols);
+    let mut ranker = inst
+        .ranking
+        .as_ref()
+        .map(|r| Ranker::new(r, &inst.files, &ctx.sym_offset));
     let mut steps = Vec::with_capacity(step_sets.len());
     let mut viewed_total = PerGranularity::<i64>::default();
     let mut first_gold_step = PerGranularity::<Option<u32>>::default();
@@ -496,6 +504,9 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
         && matches!(&gold.lines, Lines::Raw(v) if v.iter().all(Vec::is_empty));
     for (t, vs) in step_sets.iter().enumerate() {
         let cov = ctx.resolve(vs, false);
+        if let Some(r) = ranker.as_mut() {
+            r.step(t as u32 + 1, vs, &cov.files, &cov.symbols);
+        }
         let viewed = cov.sizes();
         let new = union.add(&cov);
         viewed_total.file += viewed.file;
@@ -591,6 +602,8 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
         Preset::ContextBench => editloc_contextbench(inst, &gold),
     };
 
+    let ranking = ranker.map(|r| r.finish(&crate::ranking::clean_lines(&inst.files, &inst.gold)));
+
     InstanceResult {
         num_steps: t,
         final_scores,
@@ -603,6 +616,7 @@ pub fn evaluate(inst: &Instance, preset: Preset) -> InstanceResult {
             evidence_drop,
         },
         editloc,
+        ranking,
     }
 }
 

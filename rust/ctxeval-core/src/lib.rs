@@ -8,6 +8,9 @@
 //!   of the old version carry over to the new one (incremental re-parsing);
 //! - [`definitions`]: definitions found by tree-sitter queries, named, re-used across versions
 //!   by incremental re-parsing, extracted on many threads;
+//! - [`ranking`]: ranked-retrieval metrics (Acc@k, Recall@k, Precision@k, nDCG@k, MAP@k, MRR)
+//!   under ctxeval's rules and LocAgent's, over declared rankings or the order a trajectory
+//!   first showed each item, and the budgeted recall of the first K lines shown;
 //! - [`rawlines`]: the ContextBench reference's own line arithmetic, for its preset;
 //! - [`stats`]: statistics of result rows (bootstrap intervals, AUROC, correlations, paired
 //!   tests, effect sizes), deterministic given a seed.
@@ -20,6 +23,7 @@ pub mod intervals;
 pub mod linediff;
 pub mod lineindex;
 pub mod metrics;
+pub mod ranking;
 pub mod rawlines;
 pub mod stats;
 
@@ -30,6 +34,7 @@ pub use engine::{
 pub use intervals::{ByteRanges, FileMap, LineRanges, RangeSet};
 pub use lineindex::LineIndex;
 pub use metrics::{EmptySetPolicy, Score};
+pub use ranking::{RankLevel, RankRules, RankScores, RankingInput, RankingResult};
 
 /// The crate version (also the Python package's version).
 pub fn version() -> &'static str {

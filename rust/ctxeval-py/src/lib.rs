@@ -7,14 +7,15 @@ mod stats;
 
 use std::sync::Arc;
 
+use ctxeval_core::ranking::{LevelResult, RankScores, NO_ITEM};
 use ctxeval_core::{
     self as core, EditSet, FileInfo, Instance, InstanceResult, LineView, PerGranularity, Preset,
-    Score, ViewSet,
+    RankLevel, RankRules, RankingInput, Score, ViewSet,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyBytesMethods, PyDict, PyList, PyString};
 
 /// Line ↔ byte mapping of one file's exact bytes (built once per blob, shared by instances).
 #[pyclass(frozen, name = "LineIndex", module = "ctxeval._core")]
@@ -84,12 +85,130 @@ impl PyLineIndex {
 
 fn parse_preset(name: &str) -> PyResult<Preset> {
     match name {
-        "strict" => Ok(Preset::Strict),
+        // `locagent` reads and scores context as `strict` does; it changes only the ranked
+        // metrics, whose rules come with each instance's ranking input.
+        "strict" | "locagent" => Ok(Preset::Strict),
         "contextbench" => Ok(Preset::ContextBench),
         other => Err(PyValueError::new_err(format!(
-            "unknown preset {other:?}: expected 'strict' or 'contextbench'"
+            "unknown preset {other:?}: expected 'strict', 'contextbench' or 'locagent'"
         ))),
     }
+}
+
+fn parse_rules(name: &str) -> PyResult<RankRules> {
+    match name {
+        "strict" => Ok(RankRules::Strict),
+        "locagent" => Ok(RankRules::LocAgent),
+        other => Err(PyValueError::new_err(format!(
+            "unknown ranking rules {other:?}: expected 'strict' or 'locagent'"
+        ))),
+    }
+}
+
+/// Item ids given as native-endian i64 bytes (None: not a whole number of them).
+fn native_ids(b: &[u8]) -> Option<Vec<u32>> {
+    if b.len() % 8 != 0 {
+        return None;
+    }
+    Some(
+        b.chunks_exact(8)
+            .map(|c| {
+                let x = i64::from_ne_bytes(c.try_into().expect("8 bytes"));
+                u32::try_from(x).unwrap_or(NO_ITEM)
+            })
+            .collect(),
+    )
+}
+
+/// Item ids as Python gives them: a negative id is no item.
+fn items(v: Vec<i64>) -> Vec<u32> {
+    v.into_iter()
+        .map(|x| u32::try_from(x).unwrap_or(NO_ITEM))
+        .collect()
+}
+
+fn ranking_input(obj: &Bound<'_, PyAny>) -> PyResult<RankingInput> {
+    let what = "ranking";
+    let d = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err("ranking: expected a dict"))?;
+    let ks: Vec<u32> = match get(d, "ks")? {
+        Some(v) => v.extract().map_err(|e| field_err(what, "ks", e))?,
+        None => Vec::new(),
+    };
+    let rules = match get(d, "rules")? {
+        Some(v) => parse_rules(
+            &v.extract::<String>()
+                .map_err(|e| field_err(what, "rules", e))?,
+        )?,
+        None => RankRules::Strict,
+    };
+    let budget: Option<u64> = match get(d, "budget")? {
+        Some(v) => Some(v.extract().map_err(|e| field_err(what, "budget", e))?),
+        None => None,
+    };
+    let budget_lines = match get(d, "budget_lines")? {
+        Some(v) => {
+            let raw: Vec<(u32, i64, Option<i64>)> = v
+                .extract()
+                .map_err(|e| field_err(what, "budget_lines", e))?;
+            Some(
+                raw.into_iter()
+                    .map(|(file, start, end)| LineView { file, start, end })
+                    .collect(),
+            )
+        }
+        None => None,
+    };
+    let mut levels = Vec::new();
+    if let Some(list) = get(d, "levels")? {
+        for (k, lv) in list.try_iter()?.enumerate() {
+            let lv = lv?;
+            let ld = lv.cast::<PyDict>().map_err(|_| {
+                PyTypeError::new_err(format!("ranking.levels[{k}]: expected a dict"))
+            })?;
+            let at = format!("ranking.levels[{k}]");
+            let list_of = |key: &str| -> PyResult<Option<Vec<i64>>> {
+                match get(ld, key)? {
+                    Some(v) => Ok(Some(v.extract().map_err(|e| field_err(&at, key, e))?)),
+                    None => Ok(None),
+                }
+            };
+            let mut symbol_items: Vec<Vec<u32>> = Vec::new();
+            if let Some(v) = get(ld, "symbol_items")? {
+                for (f, per_file) in v.try_iter()?.enumerate() {
+                    let per_file = per_file?;
+                    symbol_items.push(match per_file.cast::<PyBytes>() {
+                        // the ids of a file's definitions as native-endian i64 (what Python's
+                        // array('q').tobytes() gives): read in place, not as a list of ints
+                        Ok(b) => native_ids(b.as_bytes()).ok_or_else(|| {
+                            PyValueError::new_err(format!(
+                                "{at}: symbol_items[{f}]: byte length not a multiple of 8"
+                            ))
+                        })?,
+                        Err(_) => items(
+                            per_file
+                                .extract()
+                                .map_err(|e| field_err(&at, "symbol_items", e))?,
+                        ),
+                    });
+                }
+            }
+            levels.push(RankLevel {
+                gold: items(list_of("gold")?.unwrap_or_default()),
+                pred: list_of("pred")?.map(items),
+                file_items: items(list_of("file_items")?.unwrap_or_default()),
+                symbol_items,
+            });
+        }
+    }
+    Ok(RankingInput {
+        ks,
+        rules,
+        levels,
+        budget,
+        budget_lines,
+    })
 }
 
 fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -209,6 +328,7 @@ fn instance(obj: &Bound<'_, PyAny>) -> PyResult<Instance> {
         pred_edits: get(d, "pred_edits")?
             .map(|v| edit_set(&v, "pred_edits"))
             .transpose()?,
+        ranking: get(d, "ranking")?.map(|v| ranking_input(&v)).transpose()?,
     })
 }
 
@@ -299,7 +419,75 @@ fn result_dict<'py>(
         }
         None => out.set_item("editloc", py.None())?,
     }
+    match &r.ranking {
+        Some(rk) => {
+            let d = PyDict::new(py);
+            let levels = PyList::empty(py);
+            for lvl in &rk.levels {
+                levels.append(level_dict(py, lvl)?)?;
+            }
+            d.set_item("levels", levels)?;
+            match &rk.budget {
+                Some(b) => {
+                    let bd = PyDict::new(py);
+                    bd.set_item("lines", b.lines)?;
+                    bd.set_item("used", b.used)?;
+                    bd.set_item("line", b.line_recall)?;
+                    bd.set_item("file", b.file_recall)?;
+                    d.set_item("budget", bd)?;
+                }
+                None => d.set_item("budget", py.None())?,
+            }
+            out.set_item("ranking", d)?;
+        }
+        None => out.set_item("ranking", py.None())?,
+    }
     Ok(out)
+}
+
+/// `{"at": [{"k", "acc", "recall", "precision", "ndcg", "map"}, ...], "mrr", "first_hit",
+/// "gold_size", "pred_size"}`.
+fn scores_dict<'py>(py: Python<'py>, s: &RankScores) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let at = PyList::empty(py);
+    for a in &s.at {
+        let ad = PyDict::new(py);
+        ad.set_item("k", a.k)?;
+        ad.set_item("acc", a.acc)?;
+        ad.set_item("recall", a.recall)?;
+        ad.set_item("precision", a.precision)?;
+        ad.set_item("ndcg", a.ndcg)?;
+        ad.set_item("map", a.map)?;
+        at.append(ad)?;
+    }
+    d.set_item("at", at)?;
+    d.set_item("mrr", s.mrr)?;
+    d.set_item("first_hit", s.first_hit)?;
+    d.set_item("gold_size", s.gold_size)?;
+    d.set_item("pred_size", s.pred_size)?;
+    Ok(d)
+}
+
+fn level_dict<'py>(py: Python<'py>, l: &LevelResult) -> PyResult<Bound<'py, PyDict>> {
+    let d = scores_dict(py, &l.scores)?;
+    d.set_item("first_gold_step", l.first_gold_step)?;
+    d.set_item("declared", l.declared)?;
+    Ok(d)
+}
+
+/// Ranked metrics of one ranking against one gold list (see `ctxeval/_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (pred, gold, ks, rules="strict"))]
+fn rank_scores<'py>(
+    py: Python<'py>,
+    pred: Vec<i64>,
+    gold: Vec<i64>,
+    ks: Vec<u32>,
+    rules: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let rules = parse_rules(rules)?;
+    let s = core::ranking::rank_scores(&items(pred), &items(gold), &ks, rules);
+    scores_dict(py, &s)
 }
 
 /// Score one instance (see `ctxeval/_core.pyi` for the input shape).
@@ -730,6 +918,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_instance, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_batch, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
+    m.add_function(wrap_pyfunction!(rank_scores, m)?)?;
     m.add_function(wrap_pyfunction!(lines_normalize, m)?)?;
     m.add_function(wrap_pyfunction!(lines_from_numbers, m)?)?;
     m.add_function(wrap_pyfunction!(lines_union, m)?)?;

@@ -1,6 +1,6 @@
 """Reports of result rows. The statistics are computed once per view into a :class:`Report`
-(:func:`build_leaderboard`, :func:`build_exploration`, :func:`build_outcome`); every format is a
-view of it
+(:func:`build_leaderboard`, :func:`build_exploration`, :func:`build_localization`,
+:func:`build_outcome`); every format is a view of it
 (:func:`render`, :func:`render_html`).
 
     rows = load_rows(["results.jsonl"])
@@ -19,14 +19,16 @@ from ...evaluation.output.results import finite
 from . import csv, latex, markdown, text
 from .exploration import build_exploration, instance_metrics
 from .leaderboard import COLUMNS, DEFAULT_METRICS, CostOptions, build_leaderboard
+from .localization import build_localization
 from .outcome import OutcomeReport, build_outcome, has_resolved
 from .rows import field_value, load_rows
 from .table import Cell, Column, Report, Row, Table
 
 __all__ = [
     "COLUMNS", "DEFAULT_METRICS", "FORMATS", "Cell", "Column", "CostOptions", "OutcomeReport",
-    "Report", "Row", "Table", "build_exploration", "build_leaderboard", "build_outcome",
-    "field_value", "instance_metrics", "load_rows", "render", "render_html", "render_report",
+    "Report", "Row", "Table", "build_exploration", "build_leaderboard", "build_localization",
+    "build_outcome", "field_value", "instance_metrics", "load_rows", "render", "render_html",
+    "render_report",
 ]
 
 FORMATS = ("table", "md", "latex", "csv", "json", "html")
@@ -55,6 +57,8 @@ def render_html(rows: Sequence[dict[str, Any]], *, by: str | None = None,
 
     reports = [build_leaderboard(rows, by=by, metrics=metrics, micro=micro, ci=ci, cost=cost),
                build_exploration(rows, by=by)]
+    if any(isinstance(r.get("ranking"), dict) for r in rows):
+        reports.append(build_localization(rows, by=by, ci=ci))
     outcome = build_outcome(rows) if has_resolved(rows) else None
     if outcome is not None:
         reports.append(outcome)
@@ -83,6 +87,8 @@ def render_report(paths: Sequence[str | Path], *, fmt: str = "table", micro: boo
         keys = ("metrics", "resamples", "seed", "level", "bins")
         return render(build_outcome(rows, **{k: v for k, v in options.items() if k in keys}),
                       fmt, ci=True)
+    elif view == "localization":
+        report = build_localization(rows, by=options.get("by"), ci=ci)
     else:
         report = build_leaderboard(rows, micro=micro, **options)
     return render(report, fmt, ci=ci)

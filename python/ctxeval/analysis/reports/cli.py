@@ -35,7 +35,14 @@ def _cost_options(args: argparse.Namespace) -> CostOptions:
 
 def run(args: argparse.Namespace) -> int:
     from ...errors import CtxevalError
-    from . import build_exploration, build_leaderboard, load_rows, render, render_html
+    from . import (
+        build_exploration,
+        build_leaderboard,
+        build_localization,
+        load_rows,
+        render,
+        render_html,
+    )
     from .plots import write_plots
 
     if args.format == "html" and not args.out:
@@ -55,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
                                views=args.link_views)
         elif args.view == "exploration":
             text = render(build_exploration(rows, by=args.by), args.format, ci=args.ci)
+        elif args.view == "localization":
+            text = render(build_localization(rows, by=args.by, ci=args.ci), args.format,
+                          ci=args.ci)
         elif args.view == "outcome":
             text, outcome = _outcome(rows, args)
         else:
@@ -109,7 +119,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "ContextBench layout: file/symbol/span/line coverage, precision and F1, EditLoc, "
             "sizes, AUC-coverage, redundancy, resolved rate, usage and cost. The exploration "
             "view shows how each run explored: steps, lines per step, re-reads, steps to the "
-            "first gold file and line, evidence drop. The outcome view sets each context metric "
+            "first gold file and line, evidence drop. The localization view prints the table "
+            "localisation papers print from the rows' ranked metrics: file Acc@1/3/5, module "
+            "Acc@5/10, function Acc@5/10, MRR and nDCG, every metric against k, and when the "
+            "first gold item was shown. The outcome view sets each context metric "
             "of each run against resolution: AUROC with a bootstrap interval, the "
             "point-biserial correlation, the resolution rate per quantile bin, and Spearman's "
             "rho between the metrics.", 79),
@@ -121,6 +134,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                + "\n\nexamples:\n  ctxeval report results.jsonl\n"
                  "  ctxeval report results.jsonl --format latex --by language --ci\n"
                  "  ctxeval report results.jsonl --view exploration --format md\n"
+                 "  ctxeval report results.jsonl --view localization --format latex\n"
                  "  ctxeval report results.jsonl --view outcome --format json --out o.json\n"
                  "  ctxeval report results.jsonl --format html --out report.html\n"
                  "  ctxeval view results.jsonl --out view/ && ctxeval report results.jsonl "
@@ -134,10 +148,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--link-views", metavar="DIR",
                    help="html: link each run and instance to the pages 'ctxeval view' wrote "
                         "into DIR (a path relative to the report page)")
-    p.add_argument("--view", choices=("leaderboard", "exploration", "outcome"),
+    p.add_argument("--view", choices=("leaderboard", "exploration", "localization", "outcome"),
                    default="leaderboard",
-                   help="which tables (html holds them all; outcome where rows record "
-                        "resolution)")
+                   help="which tables (html holds them all; localization where the rows have "
+                        "ranked metrics; outcome where rows record resolution)")
     p.add_argument("--by", metavar="FIELD",
                    help="split rows by a row field: language, source, repo or any (dotted) "
                         "field")

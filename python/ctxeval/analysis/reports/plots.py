@@ -178,15 +178,49 @@ def language_figure(rows: Sequence[dict[str, Any]], metric: str = "line.f1") -> 
     return fig
 
 
+def ranking_figure(rows: Sequence[dict[str, Any]]) -> Any:
+    """The ranked metrics against k: a panel per metric (rows) and level (columns), a line
+    per run."""
+    from .localization import METRICS, metric_curves
+
+    levels = ("file", "module", "function")
+    fig = _figure(10.0, 11.0)
+    axes = fig.subplots(len(METRICS), len(levels), sharex=True, sharey=True)
+    names = {"acc": "Acc@k", "recall": "Recall@k", "precision": "Precision@k",
+             "ndcg": "nDCG@k", "map": "MAP@k"}
+    for i, metric in enumerate(METRICS):
+        for j, level in enumerate(levels):
+            ax = axes[i][j]
+            for run, points in metric_curves(rows, level, metric).items():
+                if points:
+                    ax.plot([k for k, _ in points], [v for _, v in points], marker="o",
+                            markersize=3, linewidth=1.5, label=run)
+            ax.set_ylim(0, 1.02)
+            ax.grid(alpha=0.3)
+            if i == 0:
+                ax.set_title(level)
+            if j == 0:
+                ax.set_ylabel(names[metric])
+            if i == len(METRICS) - 1:
+                ax.set_xlabel("k")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4))
+    return fig
+
+
 def figures(rows: Sequence[dict[str, Any]], cost: CostOptions | None = None,
             outcome: OutcomeTable | None = None) -> dict[str, Any]:
-    """The report's figures by name (needs matplotlib); the outcome view's two where the rows
-    record resolution (from ``outcome`` when it is given, to compute it once)."""
+    """The report's figures by name (needs matplotlib); the ranked metrics against k where
+    the rows have them; the outcome view's two where the rows record resolution (from
+    ``outcome`` when it is given, to compute it once)."""
     _matplotlib()
     cost = cost or CostOptions()
     out = {"coverage_by_step": coverage_figure(rows),
            "quality_vs_cost": cost_figure(rows, cost),
            "by_language": language_figure(rows)}
+    if any(isinstance(r.get("ranking"), dict) for r in rows):
+        out["ranking_by_k"] = ranking_figure(rows)
     if outcome is None and has_resolved(rows):
         outcome = outcome_table(rows)
     if outcome is not None:

@@ -47,6 +47,22 @@ _SCORE = pa.struct([("coverage", _F), ("precision", _F), ("f1", _F),
                     ("intersection", _I), ("gold_size", _I), ("pred_size", _I)])
 _EDIT = [("recall", _F), ("precision", _F), ("f1", _F),
          ("intersection", _I), ("gold_size", _I), ("pred_size", _I)]
+#: A level of the ranking block at the default cut-offs (rows made with other ``--k`` keep
+#: their other keys in ``_extra``).
+_RANK_KEYS = [f"{m}@{k}" for k in (1, 3, 5, 10)
+              for m in ("acc", "recall", "precision", "ndcg", "map")]
+_RANK_LEVEL = pa.struct([*((key, _F) for key in _RANK_KEYS), ("mrr", _F), ("gold_size", _I),
+                         ("pred_size", _I)])
+_BEFORE_GOLD = pa.struct([("step", _I), ("steps_before", _I), ("input_tokens", _I),
+                          ("output_tokens", _I), ("cost", _F)])
+_RANKING = pa.struct([
+    ("source", _S), ("gold", _S), ("excluded", _S),
+    ("file", _RANK_LEVEL), ("module", _RANK_LEVEL), ("function", _RANK_LEVEL),
+    ("before_first_gold", pa.struct([(lvl, _BEFORE_GOLD)
+                                     for lvl in ("file", "module", "function")])),
+    ("budget", pa.struct([("lines", _I), ("used", _I), ("line", _F), ("file", _F)])),
+    ("repository", pa.bool_()),
+])
 STEP_TYPE = pa.struct([("step", _I), ("coverage", _per_granularity(_F)),
                        ("viewed", _per_granularity(_I)), ("new", _per_granularity(_I)),
                        ("tool", _S)])
@@ -72,6 +88,7 @@ ROW_TYPE = pa.struct([
     ("unresolved_paths", pa.list_(_S)), ("unresolved_symbols", pa.list_(_S)),
     ("unplaced_lines", _I), ("warnings", pa.list_(_S)), ("pred_file", _S),
     ("gold_instance_id", _S),
+    ("ranking", _RANKING),
     ("text", pa.struct([("context_token_precision", _F), ("context_token_recall", _F),
                         ("context_token_f1", _F), ("patch_exact_match", _F),
                         ("patch_token_f1", _F)])),

@@ -276,8 +276,14 @@ class PreparerBase:
             raise ValueError(f"unknown final policy {final_policy!r}")
         self.symbols = symbols
         self.preset = preset or self.default_preset
+        #: The preset the rows name (``locagent`` reads and scores context as ``strict``,
+        #: whose preparer it uses; only its ranking rules differ).
+        self.name = self.preset
         self.final_policy = final_policy
         self.index_cache: LruCache = LruCache()
+        #: Builds each row's ranking block (:class:`ctxeval.evaluation.ranking.Ranker`);
+        #: None: rows without one.
+        self.ranker: Any = None
 
     # -- the two halves of preparing an instance ---------------------------------------------
 

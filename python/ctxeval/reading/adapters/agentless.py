@@ -11,6 +11,13 @@ becomes a trajectory with one step whose views are that context:
 ``found_related_locs`` and each sample of ``found_edit_locs`` are lists aligned with
 ``found_files`` (one entry per file, each a list of newline-separated location strings); the
 ``{file: [...]}`` dict shape of merged dumps is accepted as well.
+
+The output is also a ranking (:attr:`~ctxeval.model.Trajectory.ranking`, for the ranked
+metrics): the files in ``found_files`` order; the functions (``function: C.m`` ->
+``path:C.m``) and modules (``class: C`` and ``function: C.m`` -> ``path:C``) in the order the
+edit locations name them (sample by sample, file by file in ``found_files`` order), then those
+only the related locations name; the ``line:``/``lines:`` locations, in the same order, are its
+ranked lines (the budgeted recall).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from typing import Any
 
 from ..._core import lines_normalize
 from ...errors import AdapterError
-from ...model import Step, SymbolRef, Trajectory, Usage, View
+from ...model import Ranking, Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
 
 FORMAT = "agentless"
@@ -96,11 +103,41 @@ def _trajectory(rec: dict[str, Any], path: Path, lineno: int, options: ReadOptio
     per_stage = {k: u.to_json() for k, u in zip(_STAGES, stage_usage, strict=True) if u is not None}
     if per_stage:
         extra["stage_usage"] = per_stage
+    ranked = [pair for sample in _samples(edit_locs)
+              for pair in _per_file(sample, files, path, lineno, "found_edit_locs")]
+    ranked += _per_file(rec.get("found_related_locs"), files, path, lineno,
+                        "found_related_locs")
     return Trajectory(
         instance_id=iid, steps=[step], run=options.run, agent="agentless",
         final_context=list(views), final_symbols=list(symbols), usage=usage,
-        source=f"{path}:{lineno}", extra=extra,
+        source=f"{path}:{lineno}", extra=extra, ranking=ranking_of(files, ranked),
     )
+
+
+def ranking_of(files: list[str], located: list[tuple[str, list[str]]]) -> Ranking:
+    """The ranking of an Agentless localisation: ``files`` as ranked, and the names and lines
+    of ``located`` (``(file, location strings)`` in rank order)."""
+    modules: list[str] = []
+    functions: list[str] = []
+    lines: list[View] = []
+    for f, blocks in located:
+        for block in blocks:
+            for raw in block.splitlines():
+                s = raw.strip()
+                if m := LINE_RE.match(s):
+                    if int(m.group(1)) >= 1:
+                        lines.append(View(f, int(m.group(1)), int(m.group(1))))
+                elif m := LINES_RE.match(s):
+                    a, b = sorted((int(m.group(1)), int(m.group(2))))
+                    if a >= 1:
+                        lines.append(View(f, a, b))
+                elif (m := SYMBOL_RE.match(s)) and m.group(1) != "variable":
+                    name = m.group(2)
+                    modules.append(f"{f}:{name.split('.')[0]}")
+                    if m.group(1) == "function":
+                        functions.append(f"{f}:{name}")
+    return Ranking(list(dict.fromkeys(files)), list(dict.fromkeys(modules)),
+                   list(dict.fromkeys(functions)), lines)
 
 
 def _str_list(value: Any, path: Path, lineno: int, field: str) -> list[str]:

@@ -14,13 +14,13 @@ from typing import IO, Any
 import orjson
 
 from ...errors import AdapterError, InputError
-from ...model import TRAJECTORY_FORMAT, Step, SymbolRef, Trajectory, Usage, View
+from ...model import TRAJECTORY_FORMAT, Ranking, Step, SymbolRef, Trajectory, Usage, View
 
 FORMAT = "neutral"
 PRIORITY = 0
 
 _KNOWN = {"format", "instance_id", "run", "agent", "model", "repo", "base_commit", "steps",
-          "final_context", "final_symbols", "model_patch", "usage", "resolved"}
+          "final_context", "final_symbols", "model_patch", "usage", "resolved", "ranking"}
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -138,6 +138,8 @@ def parse_record(obj: Any, origin: str, line: int) -> Trajectory:
         resolved=resolved if isinstance(resolved, bool) else None,
         source=f"{origin}:{line}",
         extra={k: v for k, v in obj.items() if k not in _KNOWN},
+        ranking=None if obj.get("ranking") is None else Ranking.from_json(
+            obj["ranking"], path=origin, line=line),
     )
 
 

@@ -1,5 +1,5 @@
-"""Gold loaders: neutral JSONL, ContextBench (parquet, JSON/JSONL, ``annot.json`` trees) and
-SWE-bench records, each detected from its content.
+"""Gold loaders: neutral JSONL, ContextBench (parquet, JSON/JSONL, ``annot.json`` trees),
+LocAgent / Loc-Bench localisation gold and SWE-bench records, each detected from its content.
 
 Gold is what every number is measured against, so loading is strict about what it keeps and
 loud about what it drops: a bad item or instance becomes a :class:`~ctxeval.errors.Problem`
@@ -25,6 +25,7 @@ from ...errors import GoldError, Problem
 from ...model import GoldInstance
 from .common import BAD, DUPLICATE, RowCtx
 from .contextbench import is_contextbench, parse_contextbench
+from .locagent import is_locagent, parse_locagent
 from .neutral import is_neutral, parse_neutral
 from .swebench import is_swebench, parse_swebench
 
@@ -110,13 +111,13 @@ def load_gold(paths: Sequence[str | Path]) -> GoldSet:
             out.instances.append(inst)
         if not records or (kept == 0 and not any(_parseable(rec) for _, rec in records)):
             raise GoldError("not a gold file: no record in a known gold format "
-                            "(neutral, ContextBench or SWE-bench)", path=label)
+                            "(neutral, ContextBench, LocAgent or SWE-bench)", path=label)
     return out
 
 
 def _parseable(rec: Any) -> bool:
     return isinstance(rec, dict) and (is_contextbench(rec) or is_neutral(rec)
-                                      or is_swebench(rec))
+                                      or is_locagent(rec) or is_swebench(rec))
 
 
 def _parse_record(rec: Any, ctx: RowCtx) -> GoldInstance | None:
@@ -127,9 +128,12 @@ def _parse_record(rec: Any, ctx: RowCtx) -> GoldInstance | None:
         return parse_contextbench(rec, ctx)
     if is_neutral(rec):
         return parse_neutral(rec, ctx)
+    if is_locagent(rec):
+        return parse_locagent(rec, ctx)
     if is_swebench(rec):
         return parse_swebench(rec, ctx)
-    ctx.report(BAD, "not a gold record (no gold_context, gold_ctx, init_ctx or patch); skipped")
+    ctx.report(BAD, "not a gold record (no gold_context, gold_ctx, init_ctx, edit_functions, "
+               "file_changes or patch); skipped")
     return None
 
 
