@@ -360,3 +360,28 @@ def test_text_overlap_under_the_contextbench_preset(tmp_path):
                           "--preset", "contextbench")
     assert code == 0 and [r["status"] for r in rows] == ["ok", "ok"]
     assert rows[1]["text"]["context_token_precision"] == 1.0
+
+
+def test_a_gold_patch_offset_from_its_base_commit_is_scored_where_it_applies(tmp_path):
+    """SWE-bench gold patches can be made against another revision than the record's base
+    commit (10 of the 217 Lite hunks checked apply at an offset): the gold lines and EditLoc
+    are where the hunk applies, as with the exact patch, and the row says so."""
+    import ctxeval
+
+    rec = json.loads((EX / "gold.jsonl").read_text().splitlines()[0])
+    exact = {k: rec[k] for k in ("instance_id", "repo", "base_commit", "patch")}
+    offset = dict(exact, patch=exact["patch"].replace("@@ -14,7 +14,8 @@", "@@ -9,7 +9,8 @@"))
+    assert offset["patch"] != exact["patch"]
+    rows = {}
+    for name, record in (("exact", exact), ("offset", offset)):
+        gold = tmp_path / f"{name}.jsonl"
+        gold.write_text(json.dumps(record) + "\n")
+        ev = ctxeval.evaluate(gold, {"agent-a": EX / "runs" / "agent-a.jsonl"},
+                              EX / "repos")
+        (rows[name],) = [r for r in ev.rows if r["instance_id"] == rec["instance_id"]]
+    warnings = rows["offset"].pop("warnings")
+    assert warnings == ["gold patch: hunks apply at an offset at the base commit in calc/ops.py;"
+                        " its edit locations are taken where they apply"]
+    assert "warnings" not in rows["exact"]
+    assert rows["offset"] == rows["exact"]
+    assert rows["exact"]["final"]["line"]["gold_size"] == 1  # the removed comment, line 17

@@ -3,6 +3,8 @@ rule of docs/metrics.md ("Ranked localisation metrics") on a small file written 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ctxeval.truth.locations import (
@@ -12,6 +14,7 @@ from ctxeval.truth.locations import (
     file_lines,
     patch_locations,
     place_hunks,
+    placed_locations,
 )
 from ctxeval.truth.patches import edit_locations
 from ctxeval.truth.symbols import extract
@@ -185,3 +188,38 @@ def test_context_lines() -> None:
 def test_names_of_lines(line: int, expected: tuple[str | None, str | None]) -> None:
     names = FileNames("shop.py", extract(BASE.encode(), "shop.py"), file_lines(BASE.encode()))
     assert names.at_line(line) == expected
+
+
+def test_placed_locations_move_an_offset_hunk_with_its_lines() -> None:
+    """Two hunks, the second's header 7 lines off: its edit line moves to where the hunk
+    applies; the first stays; a patch that applies where it says is returned as it is."""
+    new = BASE.replace("    rate = 2", "    rate = 3").replace("y = x + 1", "y = x + 2")
+    patch = _patch_hunks("shop.py", BASE, new)
+    headers = [line for line in patch.splitlines() if line.startswith("@@")]
+    assert len(headers) == 2
+    exact = edit_locations(patch)
+    base = BASE.splitlines()
+    want = [base.index("    rate = 2") + 1, base.index("    y = x + 1") + 1]
+    assert exact.files["shop.py"].lines == tuple(want)
+
+    def read(path: str) -> bytes | None:
+        return BASE.encode() if path == "shop.py" else None
+
+    assert placed_locations(exact, read) is exact
+    a, n, b, m = (int(x) for x in re.findall(r"\d+", headers[1]))
+    off = edit_locations(patch.replace(headers[1], f"@@ -{a + 7},{n} +{b + 7},{m} @@"))
+    assert off.files["shop.py"].lines == (want[0], want[1] + 7)  # as written
+    placed = placed_locations(off, read)
+    assert placed.files["shop.py"].lines == tuple(want)
+    assert placed.files["shop.py"].removed == tuple(want)
+    # a file that cannot be read keeps its header numbers
+    assert placed_locations(off, lambda p: None) is off
+
+
+def _patch_hunks(path: str, old: str, new: str) -> str:
+    """A unified diff with one line of context, so that separate edits are separate hunks."""
+    import difflib
+
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 f"a/{path}", f"b/{path}", n=1)
+    return f"diff --git a/{path} b/{path}\n" + "".join(lines)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .patches import EditLocations, FileEdit, Hunk
 from .symbols import Definition
@@ -49,6 +49,7 @@ __all__ = [
     "is_function_kind",
     "patch_locations",
     "place_hunks",
+    "placed_locations",
 ]
 
 _DECORATED = (".py", ".pyi")
@@ -245,6 +246,38 @@ def place_hunks(base: Sequence[str], hunks: Sequence[Hunk]) -> list[int]:
         floor = pos + len(old)
         out.append(pos)
     return out
+
+
+def placed_locations(locs: EditLocations, read: Callable[[str], bytes | None]
+                     ) -> EditLocations:
+    """The edit locations where the patch applies to the base files (``read(path)``, None for a
+    file that is not there): a hunk that :func:`place_hunks` finds at an offset moves its
+    lines with it, as ``git apply`` would apply it. A gold patch made against another
+    revision than its record's base commit states the lines of that revision; the base
+    commit's are the ones it edits there. Files whose hunks all apply where their headers say,
+    created files and unreadable ones are kept as they are (the same object, so nothing
+    changes for the common case)."""
+    files: dict[str, FileEdit] = {}
+    changed = False
+    for path, fe in locs.files.items():
+        files[path] = fe
+        if fe.created or not fe.hunks:
+            continue
+        data = read(fe.old_path or path)
+        if data is None:
+            continue
+        hunks = sorted(fe.hunks, key=lambda h: h.old_start)
+        shifts = [pos - (h.old_start + 1 if h.old_len == 0 else h.old_start)
+                  for h, pos in zip(hunks, place_hunks(file_lines(data), hunks), strict=True)]
+        if not any(shifts):
+            continue
+        changed = True
+        files[path] = replace(
+            fe, lines=tuple(sorted({max(ln + d, 1) for h, d in zip(hunks, shifts, strict=True)
+                                    for ln in h.lines})),
+            removed=tuple(sorted({r + d for h, d in zip(hunks, shifts, strict=True)
+                                  for r in h.removed})))
+    return EditLocations(files) if changed else locs
 
 
 def _exact(a: str, b: str) -> bool:

@@ -66,6 +66,11 @@ class Hunk:
     new_start: int
     new_len: int
     body: tuple[str, ...]
+    #: This hunk's share of its file's edit locations (:attr:`FileEdit.lines`, ``removed``),
+    #: at its header's numbers: a hunk that applies at an offset moves them with it
+    #: (:func:`ctxeval.truth.locations.placed_locations`).
+    lines: tuple[int, ...] = ()
+    removed: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -310,14 +315,16 @@ def _read_hunk(lines: list[str], i: int, acc: _FileAcc,
     run_removed: list[int] = []
     run_added = False
     last_base = old_no - 1  # the base line just before the current position
+    hunk_lines: set[int] = set()
+    hunk_removed: set[int] = set()
 
     def close_run() -> None:
         nonlocal run_added
         if run_removed:
-            acc.lines.update(run_removed)
-            acc.removed.update(run_removed)
+            hunk_lines.update(run_removed)
+            hunk_removed.update(run_removed)
         elif run_added and not acc.created:
-            acc.lines.add(max(last_base, 1))
+            hunk_lines.add(max(last_base, 1))
         run_removed.clear()
         run_added = False
 
@@ -357,8 +364,11 @@ def _read_hunk(lines: list[str], i: int, acc: _FileAcc,
     close_run()
     while j < len(lines) and lines[j].startswith("\\"):
         j += 1
+    acc.lines.update(hunk_lines)
+    acc.removed.update(hunk_removed)
     acc.hunks.append(Hunk(old_start, old_len, int(m.group(3)), new_len,
-                          tuple(x.rstrip("\r") for x in lines[first_body:j])))
+                          tuple(x.rstrip("\r") for x in lines[first_body:j]),
+                          tuple(sorted(hunk_lines)), tuple(sorted(hunk_removed))))
     return j
 
 

@@ -28,6 +28,8 @@ from ...reading.moatless_spans import (
 )
 from ...reading.placing import file_lines, place_view
 from ...truth.extraction import SymbolExtractor
+from ...truth.gold.swebench import location_views
+from ...truth.locations import placed_locations
 from ...truth.patches import EditLocations, edit_locations
 from ...truth.repo import RepoSnapshot
 from ...truth.symbols import Definition, resolve_name
@@ -399,6 +401,26 @@ class Preparer(PreparerBase):
                 lines.extend((fid, ln, ln) for ln in edit.lines)
         return {"files": files, "lines": lines}
 
+    @staticmethod
+    def _gold_patch(gold: GoldInstance, snap: RepoSnapshot
+                    ) -> tuple[tuple[EditLocations, EditLocations] | None, list[str]]:
+        """The gold patch's edit locations as written and where they apply at the base commit
+        (the same object when every hunk applies where its header says), with what the row's
+        warnings must say: an unreadable patch, or hunks that apply at an offset."""
+        if not gold.patch:
+            return None, []
+        try:
+            written = edit_locations(gold.patch, origin="gold patch")
+        except PatchError as exc:
+            return None, [f"gold patch: {exc}"]
+        placed = placed_locations(written, snap.read)
+        if placed is written:
+            return (written, placed), []
+        moved = sorted(p for p, fe in placed.files.items() if fe is not written.files[p])
+        return (written, placed), [f"gold patch: hunks apply at an offset at the base commit in "
+                                   f"{', '.join(moved)}; its edit locations are taken where "
+                                   "they apply"]
+
     # -- one instance ----------------------------------------------------------------------
 
     def plan(self, gold: GoldInstance, traj: Trajectory | None, snap: RepoSnapshot
@@ -406,8 +428,15 @@ class Preparer(PreparerBase):
         table = FileTable(snap, self.symbols, self.preset, self.index_cache)
         notes = Notes()
 
+        gold_locs, gold_notes = self._gold_patch(gold, snap)
+        gold_context = gold.context
+        if gold_locs is not None and gold_locs[0] is not gold_locs[1]:
+            as_written, placed = gold_locs
+            if gold.gold_kind == "patch" and gold.context == location_views(as_written):
+                gold_context = location_views(placed)  # the gold context is the patch's
+
         gold_lines = []
-        for v in gold.context:
+        for v in gold_context:
             # Gold paths are repo-relative already; normalising only removes spelling noise
             # (./, duplicate slashes). No suffix matching: gold must name its file exactly.
             path = normalise_path(v.file, gold.repo)
@@ -439,15 +468,13 @@ class Preparer(PreparerBase):
             notes.final_source = "union"
 
         gold_edits = pred_edits = None
-        if gold.patch:
-            try:
-                gold_edits = self._edits(table, edit_locations(gold.patch, origin="gold patch"))
-            except PatchError as exc:
-                notes.warnings.append(f"gold patch: {exc}")
+        notes.warnings.extend(gold_notes)
+        if gold_locs is not None:
+            gold_edits = self._edits(table, gold_locs[1])
         if gold_edits is not None and traj is not None and traj.model_patch:
             try:
-                pred_edits = self._edits(table, edit_locations(traj.model_patch,
-                                                               origin="model patch"))
+                pred_edits = self._edits(table, placed_locations(
+                    edit_locations(traj.model_patch, origin="model patch"), snap.read))
             except PatchError as exc:
                 notes.warnings.append(f"model patch: {exc}")
 

@@ -13,7 +13,7 @@ from typing import Any
 from ...errors import PatchError
 from ...linesets import line_runs
 from ...model import GoldInstance, View
-from ..patches import edit_locations
+from ..patches import EditLocations, edit_locations
 from .common import BAD, WARN, RowCtx, opt_str
 
 _EXT_LANG = {
@@ -30,10 +30,17 @@ def is_swebench(rec: dict[str, Any]) -> bool:
 
 
 def patch_views(patch: str, *, origin: str | None = None) -> list[View]:
-    """The patch's edit locations as views, consecutive lines merged. A file without base
-    lines (created, binary, mode-only) is a file-only view: it counts at file level only."""
+    """The patch's edit locations as views (:func:`location_views`), at its hunks' header
+    numbers: the evaluator, which has the base files, moves a hunk that applies at an offset
+    (:func:`ctxeval.truth.locations.placed_locations`)."""
+    return location_views(edit_locations(patch, origin=origin))
+
+
+def location_views(locs: EditLocations) -> list[View]:
+    """Edit locations as views, consecutive lines merged. A file without base lines (created,
+    binary, mode-only) is a file-only view: it counts at file level only."""
     views: list[View] = []
-    for path, fe in edit_locations(patch, origin=origin).files.items():
+    for path, fe in locs.files.items():
         if not fe.lines:
             views.append(View(path, None, None))
         views += [View(path, s, e) for s, e in line_runs(list(fe.lines))]
