@@ -148,3 +148,17 @@ def test_definitions_are_found_in_one_direction():
     }
     for module in layers:
         assert _package_imports(module, modules) & set(layers) == allowed[module], module
+
+
+@pytest.mark.parametrize("old", ["ctxeval.shell", "ctxeval.symbols", "ctxeval.adapters",
+                                 "ctxeval.gold", "ctxeval.reports", "ctxeval._moved"])
+def test_the_old_flat_module_paths_are_gone(old: str):
+    """The flat paths of the release before the package was cut into stages served their
+    deprecation release and are removed: importing one is an ordinary ``ModuleNotFoundError``
+    (not a warning and the module at its new path), and the package has no such attribute."""
+    import importlib
+
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+    with pytest.raises(AttributeError):
+        getattr(ctxeval, old.rpartition(".")[2])
