@@ -96,9 +96,11 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     if buf is not None:
         rows = [orjson.loads(line) for line in buf.getvalue().splitlines()]
         return Evaluation(rows, summary)
-    # An evaluation may write no row (nothing readable): that is its result, not an error.
-    rows = list(read_rows(out, allow_empty=True))  # type: ignore[arg-type]
-    return Evaluation(rows, summary, Path(out))  # type: ignore[arg-type]
+    # An evaluation may write no row (nothing readable; then no file is left): that is its
+    # result, not an error. An output that is not a file (a pipe) is not read back.
+    path = Path(out)  # type: ignore[arg-type]
+    rows = list(read_rows(path, allow_empty=True)) if path.is_file() else []
+    return Evaluation(rows, summary, path)
 
 
 def load_results(results: Paths, *, to: str = "arrow") -> Any:

@@ -446,3 +446,103 @@ def test_resume_repairs_a_torn_views_sidecar_too(tmp_path: Path) -> None:
     assert out.read_bytes() == full.read_bytes()
     assert side.read_bytes() == b"".join(records)
     assert main(["view", str(out), "--out", str(tmp_path / "pages")]) == 0
+
+
+# ------------------------------------------------------------------------------ silent mistakes
+
+
+def _example_argv(out: Path, *extra: str, run: Path | None = None) -> list[str]:
+    return ["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+            "--run", f"a={run or EX / 'runs/agent-a.jsonl'}", "--out", str(out),
+            "--no-cache", *extra]
+
+
+def test_report_by_a_field_no_row_has_is_an_error_listing_the_fields(files, capsys) -> None:
+    """``--by langauge`` (a typo) used to make one group "(none)" and exit 0."""
+    assert main(["report", str(files["results"]), "--by", "langauge"]) == 1
+    err = capsys.readouterr().err
+    assert "--by langauge: no row has this field" in err
+    assert "did you mean language?" in err
+    assert "instance_id" in err and "repo" in err  # the fields there are, listed
+    # a dotted path into the rows is a field; a field that some rows leave null is too
+    assert main(["report", str(files["results"]), "--by", "usage.api_calls"]) == 0
+    assert main(["report", str(files["results"]), "--by", "resolved"]) == 0
+
+
+def test_view_of_an_unknown_instance_or_run_names_it(files, tmp_path: Path, capsys) -> None:
+    code = main(["view", str(files["results"]), "--instance", "example__calc-9",
+                 "--out", str(tmp_path / "pages")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no instance example__calc-9 in the results" in err
+    assert "example__calc-1" in err  # the instances there are, named
+    code = main(["view", str(files["results"]), "--instance", "example__calc-1",
+                 "--run", "b", "--out", str(tmp_path / "pages")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no run b in the results (runs: a)" in err
+    assert not (tmp_path / "pages").exists()
+
+
+@pytest.mark.parametrize("kind", ["neutral", "swebench", "contextbench parquet"])
+def test_gold_given_as_a_run_is_called_gold(tmp_path: Path, kind: str, capsys) -> None:
+    """It used to say only "no adapter recognises this input"."""
+    if kind == "neutral":
+        gold = EX / "gold.jsonl"
+    elif kind == "swebench":
+        gold = tmp_path / "swe.json"
+        gold.write_text(json.dumps([{"instance_id": "o__r-1", "repo": "o/r",
+                                     "base_commit": "a" * 40, "patch": "",
+                                     "problem_statement": "x"}]))
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        gold = tmp_path / "gold.parquet"
+        pq.write_table(pa.table({"instance_id": ["x"], "gold_context": ["[]"],
+                                 "repo": ["o/r"], "base_commit": ["a" * 40]}), gold)
+    code = main(_example_argv(tmp_path / "r.jsonl", "-q", run=gold))
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"{gold}: " in err and "gold" in err.split("no adapter recognises", 1)[-1], err
+
+
+def test_an_empty_gold_file_is_called_empty(tmp_path: Path, capsys) -> None:
+    for content in (b"", b"\n  \n"):
+        gold = tmp_path / "gold.jsonl"
+        gold.write_bytes(content)
+        code = main(["evaluate", "--gold", str(gold), "--repos", str(EX / "repos"),
+                     "--run", f"a={EX / 'runs/agent-a.jsonl'}", "--out",
+                     str(tmp_path / "r.jsonl"), "-q"])
+        err = capsys.readouterr().err
+        assert code == 1
+        assert f"ctxeval: {gold}: the file is empty" in err, err
+
+
+def test_replacing_earlier_results_says_so(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "results.jsonl"
+    assert main(_example_argv(out)) == 0
+    assert "replacing" not in capsys.readouterr().err
+    assert main(_example_argv(out)) == 0
+    err = capsys.readouterr().err
+    assert f"ctxeval: {out}: replacing the 2 rows of an earlier evaluation" in err
+    assert "--resume" in err
+    assert main(_example_argv(out, "--resume")) == 0
+    assert "replacing" not in capsys.readouterr().err
+
+
+def test_a_run_that_evaluates_nothing_leaves_nothing_behind(tmp_path: Path, capsys) -> None:
+    """No rows: no empty results file and no .meta.json (they used to stay); results that were
+    there before are kept as they were (the output is truncated at its first row)."""
+    out = tmp_path / "new" / "results.jsonl"
+    argv = _example_argv(out, run=tmp_path / "missing.jsonl")
+    assert main(argv) == 1
+    assert "nothing was evaluated" in capsys.readouterr().err
+    assert sorted(p.name for p in out.parent.iterdir()) == []
+    kept = tmp_path / "old" / "results.jsonl"
+    assert main(_example_argv(kept, "--views")) == 0
+    before = {p.name: p.read_bytes() for p in kept.parent.iterdir()}
+    assert main(_example_argv(kept, "--views", run=tmp_path / "missing.jsonl")) == 1
+    assert {p.name: p.read_bytes() for p in kept.parent.iterdir()} == before
+    parquet = tmp_path / "pq" / "results.parquet"
+    assert main(_example_argv(parquet, run=tmp_path / "missing.jsonl")) == 1
+    assert sorted(p.name for p in parquet.parent.iterdir()) == []

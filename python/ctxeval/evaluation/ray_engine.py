@@ -31,7 +31,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,10 +42,11 @@ from ..reading.adapters import ReadOptions, dataset
 from ..reading.adapters.dataset import row_trajectories
 from ..reading.inputs import list_inputs
 from ..truth.gold import GoldSet, load_gold
-from ..truth.symbols import grammar_versions
-from .output.results import RowWriter, hold_output, write_meta
+from .output.destination import Destination
+from .output.meta import command_line
+from .output.results import RowWriter
 from .prepare.preparer import FinalPolicy
-from .run import RunSpec, Summary, _Progress, start
+from .run import RunSpec, Summary, _Progress, settings_of, start
 from .scorer import Scorer
 
 #: Most units one actor call evaluates (see :func:`_results`).
@@ -399,18 +399,20 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     ``on_unit`` is called in the actor before each unit (tests kill actors with it)."""
     ray = _ray()
     t0 = time.monotonic()
-    out_path = Path(out) if out is not None else None
-    outputs = ExitStack()
-    # Held before anything is read (:mod:`ctxeval.evaluation.output.outfile`), as by the local
-    # engine.
-    row_file = outputs.enter_context(hold_output(out_path)) \
-        if stream is None and out_path is not None else None
+    # Held before anything is read (:mod:`ctxeval.evaluation.output.destination`), as by the
+    # local engine.
+    dest = Destination.open(out, stream=stream, resume=resume)
     scratch = Path(tempfile.mkdtemp(prefix="ctxeval-driver-"))
     try:
         local_gold, gold_names = _localized_gold(gold, scratch)
         gold_set = load_gold(local_gold)
         gold_set.sources = [(gold_names.get(p, p), h) for p, h in gold_set.sources]
-        summary, skip = start(gold_set, row_file, out_path, resume=resume)
+        dest.meta_extra = {"command": command_line(argv),
+                           "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
+        summary, kept = start(gold_set, dest, settings_of(gold_set, preset=preset,
+                                                          final_policy=final_policy,
+                                                          text=text, fmt=fmt), say=progress)
+        skip = kept.done()
         units = plan_units(runs, fmt)
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
@@ -422,9 +424,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                   "cache_dir": str(cache_dir) if cache_dir is not None else None,
                   "incremental": incremental, "skip": skip,
                   "on_unit": on_unit}
-        writer = RowWriter(stream) if stream is not None else \
-            RowWriter.into(row_file, out_path, resume=resume) \
-            if row_file is not None and out_path is not None else RowWriter(sys.stdout.buffer)
+        writer = RowWriter(dest)
         bar = _Progress(sys.stderr, progress)
         bar.begin("ray", len(units))
         stats: dict[str, int] = {}
@@ -446,7 +446,6 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                         writer.write(row, parsed=True)
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.without_gold.extend(info["without_gold"])
-                summary.skipped_resume += info["skipped"]
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
                 for k, v in info["stats"].items():
                     stats[k] = stats.get(k, 0) + v
@@ -458,7 +457,6 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
             writer.flush()
         finally:
             bar.done()
-            writer.close()
             if local is not None:
                 local.close()
         for t in tracked:
@@ -468,19 +466,14 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         summary.uncovered_by_any = sum(1 for g in gold_set.instances
                                        if g.instance_id not in covered_any)
         summary.seconds = time.monotonic() - t0
-        if out_path is not None:
-            write_meta(out_path, preset=preset, final_policy=final_policy,
-                       gold_sources=gold_set.sources, grammars=grammar_versions(), argv=argv,
-                       extra={"runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs],
-                              "engine": {"name": "ray", "actors": actors,
-                                         "units": len(units)},
-                              "symbol_stats": stats,
-                              "symbol_cache": {"disk": cache_dir is not None,
-                                               "incremental": incremental}})
+        dest.finish({"engine": {"name": "ray", "actors": actors, "units": len(units)},
+                     "symbol_stats": stats,
+                     "symbol_cache": {"disk": cache_dir is not None,
+                                      "incremental": incremental}})
         return summary
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-        outputs.close()
+        dest.close()
 
 
 def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: Summary,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...errors import InputError
 from ...evaluation.output.results import read_rows
 from ...evaluation.rows import field_value
 
@@ -28,11 +30,38 @@ def group_label(row: dict[str, Any], by: str) -> str:
     return str(v)
 
 
+def has_field(row: dict[str, Any], path: str) -> bool:
+    """Whether the row holds the dotted path (its value may be null)."""
+    cur: Any = row
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return False
+        cur = cur[part]
+    return True
+
+
+def check_group_field(rows: Sequence[dict[str, Any]], by: str) -> None:
+    """Raise an :class:`InputError` when no row has the ``--by`` field: a typo
+    (``--by langauge``) would otherwise put every row in one group "(none)" and look like a
+    result. The message lists the fields the rows have, the closest first."""
+    if not rows or any(has_field(r, by) for r in rows):
+        return
+    fields = sorted({k for r in rows for k, v in r.items()
+                     if not isinstance(v, (dict, list)) and not k.startswith("_")})
+    close = difflib.get_close_matches(by, fields, n=1)
+    raise InputError(f"--by {by}: no row has this field"
+                     f"{f' (did you mean {close[0]}?)' if close else ''}; the rows' fields: "
+                     f"{', '.join(fields)}, or a dotted path into them (usage.api_calls)")
+
+
 def group_rows(rows: Sequence[dict[str, Any]], by: str | None
                ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Rows keyed by (run, group): runs in order of first appearance, groups sorted in a run.
     When the rows come from several presets, the run label names the preset too (``run
-    [contextbench]``): the same run scored two ways must not be pooled."""
+    [contextbench]``): the same run scored two ways must not be pooled. A ``by`` field no row
+    has is an error (:func:`check_group_field`)."""
+    if by:
+        check_group_field(rows, by)
     presets = {r.get("preset") for r in rows if r.get("preset")}
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in rows:

@@ -8,22 +8,15 @@ Both formats are read by :func:`read_rows`.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
-from ..._core import __version__
 from ...errors import InputError, Problem
-from .outfile import LineFile, is_parquet, partial_path
-
-if TYPE_CHECKING:
-    from .results_parquet import ParquetRows
+from .outfile import is_parquet
 
 # Parquet (pyarrow) is imported where it is used: importing it costs every command a tenth of
 # a second, and most never read or write Parquet.
@@ -242,56 +235,6 @@ def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[s
                          "'ctxeval evaluate --out'", path=str(path))
 
 
-def hold_output(path: Path) -> LineFile:
-    """The exclusive hold on an output for one evaluation
-    (:mod:`ctxeval.evaluation.output.outfile`): the JSONL file itself, or the partial file a Parquet
-    output is written to (it takes the output's name when complete)."""
-    return LineFile(partial_path(path) if is_parquet(path) else path)
-
-
-def begin_output(held: LineFile, path: Path, *, resume: bool) -> tuple[int, set[tuple[str, str]]]:
-    """Start writing a held output (:func:`hold_output`): refuse to overwrite what is not
-    results, then truncate it, or with ``resume`` drop a torn last line (JSONL); returns the
-    bytes dropped and the (run, instance) of the rows already there, not to be evaluated
-    again."""
-    if not resume:
-        check_overwritable(path)
-    torn = held.begin(resume=resume and not is_parquet(path))
-    done: set[tuple[str, str]] = set()
-    if resume and path.exists():
-        done = {(str(r.get("run")), str(r["instance_id"]))
-                for r in read_rows(path, allow_empty=True)}
-    return torn, done
-
-
-def check_overwritable(path: str | Path) -> None:
-    """Raise an :class:`InputError` when ``path`` holds something other than result rows that
-    a new evaluation would destroy (``--out gold.jsonl`` by mistake); results, an empty file, or
-    a file that looks like nothing known may be overwritten."""
-    if is_parquet(path):
-        _check_parquet_overwritable(Path(path))
-        return
-    try:
-        with open(path, "rb") as fh:
-            first = next((ln for ln in fh if ln.strip()), None)
-    except OSError:
-        return
-    if first is None:
-        return
-    try:
-        row = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        row = None
-    if row is not None and row_problem(row) is None:
-        return
-    from ...reading.identify import describe
-
-    looks = describe(Path(path), row)
-    if looks:
-        raise InputError(f"refusing to overwrite: --out is not a results file, it looks like "
-                         f"{looks}", path=str(path))
-
-
 def _not_results(path: str | Path, first: Any) -> None:
     """Raise, for a file whose first record is not a result row, an error saying what the file
     looks like (:func:`ctxeval.reading.identify.describe`); return when it looks like nothing known
@@ -305,103 +248,27 @@ def _not_results(path: str | Path, first: Any) -> None:
                          path=str(path))
 
 
-def sha256_of(path: Path) -> str:
-    """SHA-256 of a file, or of a directory as sorted (relative path, file hash) pairs."""
-    h = hashlib.sha256()
-    if path.is_dir():
-        for p in sorted(q for q in path.rglob("*") if q.is_file()):
-            h.update(p.relative_to(path).as_posix().encode() + b"\0")
-            h.update(sha256_of(p).encode() + b"\n")
-        return h.hexdigest()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def write_meta(out: Path, *, preset: str, final_policy: str,
-               gold_sources: Iterable[tuple[str, str]],
-               grammars: dict[str, str], argv: list[str] | None = None,
-               extra: dict[str, Any] | None = None) -> Path:
-    """Write ``<out>.meta.json`` and return its path."""
-    meta: dict[str, Any] = {
-        "ctxeval_version": __version__,
-        "preset": preset,
-        "final_policy": final_policy,
-        "grammars": grammars,
-        "gold_sources": [{"path": p, "sha256": h} for p, h in gold_sources],
-        "command": list(sys.argv if argv is None else argv),
-    }
-    if extra:
-        meta.update(extra)
-    path = out.with_name(out.name + ".meta.json")
-    # Written aside and moved into place: a crash never leaves half a meta file.
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(orjson.dumps(finite(meta), option=orjson.OPT_INDENT_2) + b"\n")
-    os.replace(tmp, path)
-    return path
-
-
 class LineSink(Protocol):
     """Where a :class:`RowWriter` writes: a binary stream or a
-    :class:`ctxeval.evaluation.output.outfile.LineFile` (whole lines only)."""
+    :class:`~ctxeval.evaluation.output.destination.Destination` (whole lines only)."""
 
     def write(self, data: bytes, /) -> Any: ...
 
 
-def _check_parquet_overwritable(path: Path) -> None:
-    """A Parquet ``--out`` may replace results (a table with an ``instance_id`` column),
-    nothing else (gold annotations are Parquet too)."""
-    if not path.exists():
-        return
-    from .results_parquet import read_schema
-
-    try:
-        columns = read_schema(path).names
-    except (OSError, ValueError):
-        columns = []
-    if "instance_id" in columns:
-        return
-    from ...reading.identify import describe
-
-    looks = describe(path, None) or "a file that is not a results table"
-    raise InputError(f"refusing to overwrite: --out is not a results file, it looks like {looks}",
-                     path=str(path))
-
-
 class RowWriter:
-    """Streams rows to a JSONL file (or stdout), or to a Parquet file, and counts them by
-    status."""
+    """Streams rows, a whole line each, to a line sink (a
+    :class:`~ctxeval.evaluation.output.destination.Destination`, a binary stream), and counts
+    them by status."""
 
-    def __init__(self, out: LineSink | ParquetRows, owned: bool = False) -> None:
+    def __init__(self, out: LineSink) -> None:
         self.out = out
-        #: Whether ``out`` takes rows (a Parquet writer) rather than lines of bytes.
-        self.takes_rows: bool = getattr(out, "takes_rows", False)
-        #: Whether :meth:`close` closes ``out`` (a file this writer opened).
-        self.owned = owned
         self.counts = dict.fromkeys(ROW_STATUSES, 0)
         self.errors: list[Problem] = []
-
-    @classmethod
-    def into(cls, held: LineFile, path: Path, *, resume: bool) -> RowWriter:
-        """A writer of the output ``path``, held by ``held`` (:func:`hold_output`): whole JSONL
-        lines into the held file, or a Parquet file written under the held partial name
-        (``resume`` writes the rows already there again: Parquet cannot be appended to)."""
-        if is_parquet(path):
-            keep = list(read_rows(path, allow_empty=True)) if resume and path.exists() else []
-            from .results_parquet import ParquetRows
-
-            return cls(ParquetRows(path, keep), owned=True)
-        return cls(held)
 
     def write(self, row: dict[str, Any], *, parsed: bool = False) -> None:
         """Write one row. ``parsed``: the row was just parsed from JSON (the Ray engine's
         rows), so it holds nothing JSON would not (no NaN, no tuples) as it stands."""
-        if self.takes_rows:
-            # The JSONL row exactly: orjson writes NaN/Infinity as null (see dumps_row).
-            self.out.write(row if parsed else orjson.loads(orjson.dumps(row)))
-        else:
-            self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
+        self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
         status = row.get("status", "ok")
         self.counts[status] = self.counts.get(status, 0) + 1
         if status == "error":
@@ -410,10 +277,6 @@ class RowWriter:
                                        f"{row.get('instance_id')}: {err.get('message', '')}"))
 
     def flush(self) -> None:
-        if not self.takes_rows:
-            self.out.flush()
-
-    def close(self) -> None:
-        """Close the file this writer opened (a Parquet file is complete only then)."""
-        if self.owned:
-            self.out.close()
+        flush = getattr(self.out, "flush", None)
+        if flush is not None:
+            flush()

@@ -146,6 +146,8 @@ def _file_records(path: Path, label: str,
                   problems: list[Problem]) -> Iterator[tuple[RowCtx, Any]]:
     """(where, record) for every record of a parquet, JSON (array or object) or JSONL file."""
     data = _read_bytes(path, label)
+    if not data or data.isspace():
+        raise GoldError("the file is empty: no gold record in it", path=label)
     if lfs.is_pointer(data[:1024]):
         raise GoldError(lfs.message(data, "gold file"), path=label, kind=lfs.KIND)
     if data[:4] == _PARQUET_MAGIC:

@@ -1,0 +1,154 @@
+"""Whether a file is ours to overwrite.
+
+An evaluation writes four files: the rows (``--out``), the metadata beside them
+(``<out>.meta.json``), the views sidecar (``--views``) and, for a Parquet ``--out``, the
+journal its rows go to until the run is complete (``<out>.partial``). Each may be written over
+only when it holds what an earlier evaluation wrote there -- or nothing at all. Anything else
+is the user's: a text file, a JSON config, gold annotations in Parquet, a trajectory. A mistyped
+``--out`` must never cost a file, so the rule is a whitelist of our own kinds, checked by
+content (never by name), and a file that cannot be told is refused:
+
+* a file that does not exist, or is empty, may be written;
+* a symbolic link is judged by the file it points to; a link to nothing is refused (writing
+  through it would create a file wherever it points);
+* a results file holds result rows: a JSON-lines file whose first record is a result row
+  (:func:`~ctxeval.evaluation.output.results.row_problem`), or a Parquet file with the
+  results table's bookkeeping columns (gold annotations are Parquet too, and have an
+  ``instance_id`` column);
+* the sidecar's first record is a views record, the metadata is a JSON object with
+  ``ctxeval_version`` and ``gold_sources``, a journal holds result rows (or is the binary
+  leftover of a Parquet partial written by an earlier version).
+
+Only regular files are read to decide: a FIFO or a device is never opened here (opening a FIFO
+for reading blocks until someone writes to it). Whether such a path may be written at all is
+for the caller (``--out /dev/stdout`` is a stream, see
+:mod:`ctxeval.evaluation.output.destination`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from ...errors import InputError
+
+Kind = Literal["results", "views", "meta", "journal", "trajectories"]
+
+#: Columns only a results table written by ctxeval has (``docs/results-parquet.md``).
+RESULTS_COLUMNS = frozenset({"instance_id", "_absent", "_null", "_extra"})
+#: Bytes read to see what a file holds: its first record must be whole within them.
+_HEAD = 1 << 20
+
+_WHAT = {"results": "results file", "views": "views sidecar", "meta": "results metadata file",
+         "journal": "partial results file", "trajectories": "trajectory file"}
+_FLAG = {"results": "--out", "views": "--views sidecar", "meta": "--out's .meta.json",
+         "journal": "--out's .partial", "trajectories": "--out"}
+
+
+def is_results_schema(names: list[str] | frozenset[str] | set[str]) -> bool:
+    """Whether a Parquet table with these columns is a results table written by ctxeval."""
+    return set(names) >= RESULTS_COLUMNS
+
+
+def file_kind(path: Path) -> str | None:
+    """What kind of filesystem object ``path`` is when it is not a regular file or a directory
+    ("a FIFO", "a character device", "a socket", "a block device"); None otherwise or when it
+    does not exist."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return None
+
+
+def check_ours(path: str | Path, kind: Kind) -> None:
+    """Return when ``path`` may be written over as a file of ``kind`` (see the module doc);
+    otherwise raise an :class:`InputError` that says what the file looks like and what to do."""
+    p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise InputError(f"refusing to write: the {_FLAG[kind]} is a symbolic link to "
+                         f"{os.readlink(p)}, which does not exist (give the file's own path)",
+                         path=str(p))
+    if not p.exists():
+        return
+    if p.is_dir():
+        raise InputError(f"refusing to write: the {_FLAG[kind]} is a directory", path=str(p))
+    other = file_kind(p)
+    if other is not None:
+        raise InputError(f"refusing to write: the {_FLAG[kind]} is {other}, not a file",
+                         path=str(p))
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(_HEAD)
+    except OSError as exc:
+        raise InputError(f"cannot read it to check it is a {_WHAT[kind]}: {exc.strerror}",
+                         path=str(p)) from exc
+    if not head.strip() or _holds(p, head, kind):
+        return
+    raise InputError(f"refusing to overwrite: the {_FLAG[kind]} is not a {_WHAT[kind]}, it "
+                     f"looks like {_looks(p, head)}; only a {_WHAT[kind]} that ctxeval wrote "
+                     "is written over (give another path, or move the file away)", path=str(p))
+
+
+def _first_record(head: bytes) -> Any:
+    line = next((ln for ln in head.split(b"\n") if ln.strip()), b"")
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _holds(path: Path, head: bytes, kind: Kind) -> bool:
+    if kind == "meta":
+        try:
+            doc = orjson.loads(head)
+        except orjson.JSONDecodeError:
+            return False
+        return isinstance(doc, dict) and "ctxeval_version" in doc and "gold_sources" in doc
+    if head.startswith(b"PAR1"):
+        if kind == "journal":  # an earlier version's Parquet partial: no footer, our leftover
+            return True
+        return kind == "results" and _results_parquet(path)
+    rec = _first_record(head)
+    if not isinstance(rec, dict):
+        return False
+    if kind == "views":
+        fmt = rec.get("format")
+        return isinstance(fmt, str) and fmt.startswith("ctxeval-views/")
+    if kind == "trajectories":
+        from ...reading.adapters.neutral import TRAJECTORY_FORMAT
+
+        return rec.get("format") == TRAJECTORY_FORMAT
+    from .results import row_problem
+
+    return row_problem(rec) is None
+
+
+def _results_parquet(path: Path) -> bool:
+    import pyarrow.parquet as pq
+
+    try:
+        return is_results_schema(pq.read_schema(path).names)
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return False
+
+
+def _looks(path: Path, head: bytes) -> str:
+    """What the file looks like, for the refusal (the readers' own predicates), else its first
+    bytes."""
+    from ...reading.identify import describe
+
+    looks = describe(path, _first_record(head) if not head.startswith(b"PAR1") else None)
+    if looks:
+        return looks
+    first = head.split(b"\n", 1)[0][:40].decode("utf-8", "replace")
+    return f"something else (it begins {first!r})"
