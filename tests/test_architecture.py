@@ -22,7 +22,7 @@ import ctxeval
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("native core", ("ctxeval._core",)),
     ("bottom", ("ctxeval.errors", "ctxeval.model", "ctxeval.paths", "ctxeval.linesets",
-                "ctxeval.lfs")),
+                "ctxeval.lfs", "ctxeval.filekinds")),
     ("truth", ("ctxeval.truth",)),
     ("reading", ("ctxeval.reading",)),
     ("evaluation", ("ctxeval.evaluation",)),

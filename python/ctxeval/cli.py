@@ -225,6 +225,14 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
+    if args.out != "-":
+        from .evaluation.output.ownership import check_ours
+
+        try:
+            check_ours(args.out, "trajectories")
+        except CtxevalError as exc:
+            _err(str(exc))
+            return EXIT_FAILED
     repos = RepoCache(Path(args.repos), fetch=args.fetch) if args.repos else None
     symbols = SymbolExtractor()
     out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")  # noqa: SIM115

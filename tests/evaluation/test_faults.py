@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, child_pids, process_alive, workload_module
+from conftest import FIXTURES, child_pids, evaluate_example, process_alive, workload_module
 from ctxeval.cli import main
 from ctxeval.evaluation.output.outfile import LineFile, OutputBusy, lock_holder
 
@@ -546,3 +546,180 @@ def test_a_run_that_evaluates_nothing_leaves_nothing_behind(tmp_path: Path, caps
     parquet = tmp_path / "pq" / "results.parquet"
     assert main(_example_argv(parquet, run=tmp_path / "missing.jsonl")) == 1
     assert sorted(p.name for p in parquet.parent.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------ foreign outputs
+
+
+def _foreign(tmp_path: Path) -> dict[str, tuple[Path, bytes]]:
+    """Files a mistyped --out may name, none of them results: (path, content)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    made: dict[str, tuple[Path, bytes]] = {}
+    text = tmp_path / "p.txt"
+    text.write_bytes(b"precious\n")
+    config = tmp_path / "config.json"
+    config.write_bytes(b'{"setting": 1}\n')
+    gold = tmp_path / "gold.parquet"  # ContextBench gold: Parquet with an instance_id column
+    pq.write_table(pa.table({"instance_id": ["x"], "original_inst_id": ["x"],
+                             "gold_context": ["[]"], "repo": ["o/r"]}), gold)
+    traj = tmp_path / "run.jsonl"
+    traj.write_bytes((EX / "runs" / "agent-a.jsonl").read_bytes())
+    for name, p in (("text", text), ("json config", config), ("gold parquet", gold),
+                    ("trajectory", traj)):
+        made[name] = (p, p.read_bytes())
+    return made
+
+
+def test_out_never_overwrites_a_file_that_is_not_results(tmp_path: Path, capsys) -> None:
+    """``--out p.txt`` used to replace a text file, a JSON config, a ContextBench gold Parquet
+    (exit 0): only a file that holds results (or nothing) is written over."""
+    for name, (path, before) in _foreign(tmp_path).items():
+        for out in (path, tmp_path / f"link-{path.name}"):
+            if out != path:
+                out.symlink_to(path.name)  # behind a symbolic link: judged by its target
+            code = main(_example_argv(out, "-q"))
+            err = capsys.readouterr().err
+            assert code == 1, (name, out, err)
+            assert "refusing to overwrite" in err and str(out) in err, (name, err)
+            assert path.read_bytes() == before, name
+            assert not out.with_name(out.name + ".meta.json").exists()
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to("nowhere/results.jsonl")
+    assert main(_example_argv(dangling, "-q")) == 1
+    assert "a symbolic link to nowhere/results.jsonl, which does not exist" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "nowhere").exists()
+    results = tmp_path / "link-to-results.jsonl"  # a link to results: written through
+    (tmp_path / "real.jsonl").write_bytes(b"")
+    results.symlink_to("real.jsonl")
+    assert main(_example_argv(results, "-q")) == 0
+    assert results.is_symlink() and (tmp_path / "real.jsonl").read_bytes().count(b"\n") == 2
+
+
+def test_the_files_beside_the_out_are_checked_too(tmp_path: Path, capsys) -> None:
+    """The --views sidecar had no check at all; the metadata and a Parquet journal neither."""
+    out = tmp_path / "r.jsonl"
+    side = tmp_path / "r.views.jsonl"
+    side.write_bytes(b"precious\n")
+    assert main(_example_argv(out, "--views", "-q")) == 1
+    err = capsys.readouterr().err
+    assert f"{side}: refusing to overwrite: the --views sidecar is not a views sidecar" in err
+    assert side.read_bytes() == b"precious\n" and not out.exists()
+    meta = tmp_path / "r.jsonl.meta.json"
+    meta.write_bytes(b'{"mine": true}\n')
+    side.unlink()
+    assert main(_example_argv(out, "-q")) == 1
+    assert f"{meta}: refusing to overwrite" in capsys.readouterr().err
+    assert meta.read_bytes() == b'{"mine": true}\n'
+    meta.unlink()
+    pq_out = tmp_path / "r.parquet"
+    journal = tmp_path / "r.parquet.partial"
+    journal.write_bytes(b"precious\n")
+    assert main(_example_argv(pq_out, "-q")) == 1
+    assert f"{journal}: refusing to overwrite" in capsys.readouterr().err
+    assert journal.read_bytes() == b"precious\n"
+    journal.unlink()
+    # written once, each of them is ours and is written over the next time
+    assert main(_example_argv(out, "--views", "-q")) == 0
+    assert main(_example_argv(out, "--views", "-q")) == 0
+    assert main(_example_argv(pq_out, "-q")) == 0
+    assert main(_example_argv(pq_out, "-q")) == 0
+
+
+def test_report_and_resume_of_a_parquet_that_is_not_results_say_so(tmp_path: Path,
+                                                                   capsys) -> None:
+    """They raised pyarrow's schema ValueError, with a traceback."""
+    gold = _foreign(tmp_path)["gold parquet"][0]
+    for argv in (["report", str(gold)], ["compare", str(gold)],
+                 _example_argv(gold, "--resume", "-q")):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 1, (argv, err)
+        assert err.startswith(f"ctxeval: {gold}: ") and "Traceback" not in err, err
+        assert "Parquet" in err
+
+
+# ------------------------------------------------------------------------------ pipes and FIFOs
+
+
+def _ctxeval(*argv: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ctxeval", *argv], capture_output=True,
+                          timeout=60, **kw)
+
+
+def test_out_dev_stdout_into_a_pipe_writes_the_rows(tmp_path: Path) -> None:
+    """It used to hang for ever: the output was opened again to be read back, and a pipe's
+    read end given back by /dev/stdout waits for data that never comes."""
+    full = tmp_path / "full.jsonl"
+    assert main(_example_argv(full, "-q")) == 0
+    argv = _example_argv(Path("/dev/stdout"), "-q")
+    with subprocess.Popen([sys.executable, "-m", "ctxeval", *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out == full.read_bytes()
+    assert not Path("/dev/stdout.meta.json").exists()
+    for extra in ("--resume", "--views"):  # nothing is read back from a stream or put beside
+        got = _ctxeval(*_example_argv(Path("/dev/stdout"), extra, "-q"))
+        assert got.returncode == 1 and b"needs --out to be a file" in got.stderr, got.stderr
+
+
+def test_out_a_fifo_writes_to_its_reader_and_refuses_when_none(tmp_path: Path) -> None:
+    import threading
+
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    got = _ctxeval(*_example_argv(fifo, "-q"))  # no reader: an error, not a hang
+    assert got.returncode == 1
+    assert b"no process is reading" in got.stderr, got.stderr
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    time.sleep(0.2)  # the reader opens the FIFO first
+    got = _ctxeval(*_example_argv(fifo, "-q"))
+    reader.join(timeout=60)
+    assert got.returncode == 0, got.stderr
+    assert received and received[0].count(b"\n") == 2
+    assert not fifo.with_name("rows.fifo.meta.json").exists()
+
+
+def test_a_fifo_given_as_an_input_is_refused_without_waiting_for_a_writer(
+        tmp_path: Path) -> None:
+    """``--run a=fifo`` with no writer blocked for ever in format detection."""
+    fifo = tmp_path / "traj.fifo"
+    os.mkfifo(fifo)
+    got = _ctxeval(*_example_argv(tmp_path / "r.jsonl", "-q", run=fifo))
+    assert got.returncode == 1
+    assert f"{fifo}: is a FIFO (named pipe), not a file".encode() in got.stderr, got.stderr
+    got = _ctxeval("evaluate", "--gold", str(fifo), "--repos", str(EX / "repos"), "--run",
+                   f"a={EX / 'runs/agent-a.jsonl'}", "--out", str(tmp_path / "r.jsonl"))
+    assert got.returncode == 1
+    assert f"{fifo}: is a FIFO (named pipe), not a file".encode() in got.stderr, got.stderr
+
+
+def test_report_compare_and_convert_outputs_never_overwrite_data(tmp_path: Path, capsys) -> None:
+    """``report results.jsonl --out results.jsonl`` replaced the results with a table;
+    ``convert run --out gold.jsonl`` replaced the gold."""
+    results = tmp_path / "results.jsonl"
+    evaluate_example(results)  # two runs: compare has something to compare
+    gold = tmp_path / "gold.jsonl"
+    gold.write_bytes((EX / "gold.jsonl").read_bytes())
+    for argv, target in ((["report", str(results), "--out", str(results)], results),
+                         (["compare", str(results), "--out", str(results)], results),
+                         (["report", str(results), "--out", str(gold)], gold),
+                         (["convert", str(EX / "runs/agent-a.jsonl"), "--out", str(gold)], gold)):
+        before = target.read_bytes()
+        assert main(argv) == 1, argv
+        assert "refusing to overwrite" in capsys.readouterr().err
+        assert target.read_bytes() == before
+    rendered = tmp_path / "table.tex"  # a rendering is written over by the next one
+    for _ in range(2):
+        assert main(["report", str(results), "--format", "latex", "--out", str(rendered)]) == 0
+    as_json = tmp_path / "report.json"
+    for _ in range(2):
+        assert main(["report", str(results), "--format", "json", "--out", str(as_json)]) == 0
+    converted = tmp_path / "trajs.jsonl"
+    for _ in range(2):
+        assert main(["convert", str(EX / "runs/agent-a.jsonl"), "--out", str(converted)]) == 0

@@ -385,6 +385,7 @@ render_comparison.__doc__ = (render_comparison.__doc__ or "").replace("{dagger}"
 def run(args: argparse.Namespace) -> int:
     """The ``compare`` command: 0 on success, 1 for unusable input, 2 for bad options."""
     from ..errors import CtxevalError
+    from ..evaluation.output.ownership import check_ours
     from ..evaluation.output.results import read_rows
 
     def err(msg: str) -> None:
@@ -402,6 +403,8 @@ def run(args: argparse.Namespace) -> int:
         err("--metrics names no metric")
         return 2
     try:
+        if args.out:  # before any work: --out results.jsonl by mistake is refused at once
+            check_ours(args.out, "report")
         rows = [r for p in args.results for r in read_rows(p)]
         comps = compare_rows(rows, baseline=args.baseline, metrics=metrics, n=args.n,
                              seed=args.seed, level=args.level, alpha=args.alpha)

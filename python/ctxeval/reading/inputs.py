@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import lfs
 from ..errors import AdapterError, Problem
+from ..filekinds import special_problem
 from ..model import Trajectory
 from . import adapters
 from .adapters import ReadOptions
@@ -104,6 +105,10 @@ def list_inputs(specs: list[str | Path], fmt: str | None = None
             continue
         seen: set[Path] = set()
         for top in paths:
+            special = special_problem(top)
+            if special is not None:
+                out.append(Problem("not_a_file", special, path=str(top)))
+                continue
             out.extend(walk(top, fmt, seen))
     return out
 

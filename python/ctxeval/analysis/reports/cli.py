@@ -24,6 +24,7 @@ def _cost_options(args: argparse.Namespace) -> CostOptions:
 
 def run(args: argparse.Namespace) -> int:
     from ...errors import CtxevalError
+    from ...evaluation.output.ownership import check_ours
     from . import build_exploration, build_leaderboard, load_rows, render, render_html
     from .plots import write_plots
 
@@ -32,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     cost = _cost_options(args)
     try:
+        if args.out:  # before any work: --out results.jsonl by mistake is refused at once
+            check_ours(args.out, "report")
         rows = load_rows(args.results)
         if args.format == "html":
             text = render_html(rows, by=args.by, metrics=args.metrics, micro=args.micro,

@@ -43,6 +43,7 @@ from typing import IO, Any
 import orjson
 
 from ...errors import InputError
+from ...filekinds import special_kind
 from . import ownership
 from .meta import (
     Settings,
@@ -100,15 +101,14 @@ class Destination:
              resume: bool = False, views: bool = False) -> Destination:
         """Hold the output ``out`` (None: ``stream``, else standard output)."""
         path = Path(out) if out is not None else None
-        if stream is None and path is not None and ownership.file_kind(path) is not None:
+        if stream is None and path is not None and special_kind(path) is not None:
             if path.suffix.lower() in (".parquet", ".pq"):
                 raise InputError(f"a Parquet --out must be a file, not "
-                                 f"{ownership.file_kind(path)}", path=str(path))
+                                 f"{special_kind(path)}", path=str(path))
             if resume or views:
                 raise InputError(f"--{'resume' if resume else 'views'} needs --out to be a "
-                                 f"file; this is {ownership.file_kind(path)}", path=str(path))
-            # Opened for writing only: nothing is read back from a pipe or a device.
-            stream = open(path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
+                                 f"file; this is {special_kind(path)}", path=str(path))
+            stream = _open_stream(path)
             dest = cls(path, stream, resume=False, views=False)
             dest._owned_stream = True
             return dest
@@ -281,10 +281,25 @@ class Destination:
         self.close()
 
 
+def _open_stream(path: Path) -> IO[bytes]:
+    """A pipe, FIFO or device opened for writing only (nothing is read back from it). A FIFO
+    no process reads is an error at once, not a wait for ever: it is opened without blocking
+    (ENXIO when there is no reader), then written to as usual."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise InputError("no process is reading this FIFO (named pipe): start the reader "
+                             "first, or give a file", path=str(path)) from None
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "wb", buffering=0)
+
+
 def _check_path(path: Path, kind: ownership.Kind) -> None:
     """The checks that open nothing: a dangling link, a directory, a FIFO or device."""
     dangling = path.is_symlink() and not path.exists()
-    if dangling or path.is_dir() or ownership.file_kind(path) is not None:
+    if dangling or path.is_dir() or special_kind(path) is not None:
         ownership.check_ours(path, kind)
 
 

@@ -17,7 +17,12 @@ content (never by name), and a file that cannot be told is refused:
   ``instance_id`` column);
 * the sidecar's first record is a views record, the metadata is a JSON object with
   ``ctxeval_version`` and ``gold_sources``, a journal holds result rows (or is the binary
-  leftover of a Parquet partial written by an earlier version).
+  leftover of a Parquet partial written by an earlier version), ``convert --out`` holds
+  neutral trajectories;
+* ``report --out`` and ``compare --out`` write renderings (text, Markdown, LaTeX, CSV, HTML,
+  JSON), which cannot be told from other text by content: they may write over anything that
+  is not data ctxeval reads (results, gold, trajectories, views, metadata, Parquet, source
+  files). ``report results.jsonl --out results.jsonl`` is refused.
 
 Only regular files are read to decide: a FIFO or a device is never opened here (opening a FIFO
 for reading blocks until someone writes to it). Whether such a path may be written at all is
@@ -28,46 +33,24 @@ for the caller (``--out /dev/stdout`` is a stream, see
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 
 from ...errors import InputError
+from ...filekinds import special_kind
 
-Kind = Literal["results", "views", "meta", "journal", "trajectories"]
+Kind = Literal["results", "views", "meta", "journal", "trajectories", "report"]
 
-#: Columns only a results table written by ctxeval has (``docs/results-parquet.md``).
-RESULTS_COLUMNS = frozenset({"instance_id", "_absent", "_null", "_extra"})
 #: Bytes read to see what a file holds: its first record must be whole within them.
 _HEAD = 1 << 20
 
 _WHAT = {"results": "results file", "views": "views sidecar", "meta": "results metadata file",
-         "journal": "partial results file", "trajectories": "trajectory file"}
+         "journal": "partial results file", "trajectories": "trajectory file",
+         "report": "report"}
 _FLAG = {"results": "--out", "views": "--views sidecar", "meta": "--out's .meta.json",
-         "journal": "--out's .partial", "trajectories": "--out"}
-
-
-def is_results_schema(names: list[str] | frozenset[str] | set[str]) -> bool:
-    """Whether a Parquet table with these columns is a results table written by ctxeval."""
-    return set(names) >= RESULTS_COLUMNS
-
-
-def file_kind(path: Path) -> str | None:
-    """What kind of filesystem object ``path`` is when it is not a regular file or a directory
-    ("a FIFO", "a character device", "a socket", "a block device"); None otherwise or when it
-    does not exist."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return None
+         "journal": "--out's .partial", "trajectories": "--out", "report": "--out"}
 
 
 def check_ours(path: str | Path, kind: Kind) -> None:
@@ -82,7 +65,7 @@ def check_ours(path: str | Path, kind: Kind) -> None:
         return
     if p.is_dir():
         raise InputError(f"refusing to write: the {_FLAG[kind]} is a directory", path=str(p))
-    other = file_kind(p)
+    other = special_kind(p)
     if other is not None:
         raise InputError(f"refusing to write: the {_FLAG[kind]} is {other}, not a file",
                          path=str(p))
@@ -108,6 +91,8 @@ def _first_record(head: bytes) -> Any:
 
 
 def _holds(path: Path, head: bytes, kind: Kind) -> bool:
+    if kind == "report":
+        return _a_rendering(path, head)
     if kind == "meta":
         try:
             doc = orjson.loads(head)
@@ -133,8 +118,27 @@ def _holds(path: Path, head: bytes, kind: Kind) -> bool:
     return row_problem(rec) is None
 
 
+def _a_rendering(path: Path, head: bytes) -> bool:
+    """Whether a report or comparison may be written over the file: anything but data ctxeval
+    reads (results, gold, trajectories, views, metadata, Parquet, source). A report in text,
+    Markdown, LaTeX, CSV or HTML cannot be told from other text, so text that is none of those
+    is taken for an earlier rendering."""
+    if head.startswith(b"PAR1"):
+        return False
+    from ...reading.identify import describe
+    from .results import row_problem
+
+    rec = _first_record(head)
+    if rec is not None and row_problem(rec) is None:
+        return False
+    looks = describe(path, rec)
+    return looks is None or looks.startswith(("a report", "a comparison"))
+
+
 def _results_parquet(path: Path) -> bool:
     import pyarrow.parquet as pq
+
+    from .results_parquet import is_results_schema
 
     try:
         return is_results_schema(pq.read_schema(path).names)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..._core import __version__
 from ...errors import InputError, Problem
 from .outfile import is_parquet
 
@@ -190,16 +191,23 @@ def _records(path: str | Path) -> Iterator[tuple[int, Any]]:
     if not is_parquet(path):
         yield from json_lines(path)
         return
-    from .results_parquet import read_table, table_to_rows
+    from .results_parquet import is_results_schema, read_table, table_to_rows
 
     try:
         table = read_table(path)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise InputError(f"cannot read: {exc}", path=str(path)) from exc
-    if "instance_id" not in table.column_names:
+    if not is_results_schema(table.column_names):
+        # Gold annotations are Parquet too, with an instance_id column: a results table is
+        # told by the bookkeeping columns only ctxeval writes.
         _not_results(path, None)
         raise InputError("not a results table (no instance_id column)", path=str(path))
-    yield from enumerate(table_to_rows(table), start=1)
+    try:
+        rows = list(table_to_rows(table))
+    except (ValueError, TypeError) as exc:  # a column of another type: cast refused
+        raise InputError(f"not a results table ctxeval {__version__} reads: {exc}",
+                         path=str(path)) from exc
+    yield from enumerate(rows, start=1)
 
 
 def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[str, Any]]:

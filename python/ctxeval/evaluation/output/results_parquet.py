@@ -29,8 +29,8 @@ import pyarrow.parquet as pq
 
 from .outfile import is_parquet, partial_path
 
-__all__ = ["is_parquet", "partial_path", "read_schema", "read_table", "rows_to_table",
-           "table_to_rows"]
+__all__ = ["RESULTS_COLUMNS", "is_parquet", "is_results_schema", "partial_path", "read_schema",
+           "read_table", "rows_to_table", "table_to_rows"]
 
 GRANULARITIES = ("file", "symbol", "span", "line")
 
@@ -293,6 +293,16 @@ def table_to_rows(table: pa.Table) -> Iterator[dict[str, Any]]:
                 for path, value in orjson.loads(extra).items():
                     _set(row, path, value)
             yield row
+
+
+#: Columns only a results table written by ctxeval has: gold annotations are Parquet too, and
+#: have an ``instance_id`` column.
+RESULTS_COLUMNS = frozenset({"instance_id", "_absent", "_null", "_extra"})
+
+
+def is_results_schema(names: Iterable[str]) -> bool:
+    """Whether a Parquet table with these columns is a results table written by ctxeval."""
+    return set(names) >= RESULTS_COLUMNS
 
 
 def read_schema(path: str | Path) -> pa.Schema:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ... import lfs
 from ...errors import GoldError, Problem
+from ...filekinds import special_problem
 from ...model import GoldInstance
 from .common import BAD, DUPLICATE, RowCtx
 from .contextbench import is_contextbench, parse_contextbench
@@ -88,6 +89,8 @@ def load_gold(paths: Sequence[str | Path]) -> GoldSet:
         elif path.is_file():
             digest = _file_sha256(path, label)
             records = list(_file_records(path, label, out.problems))
+        elif path.exists():  # a FIFO or a device: reading it would wait for a writer
+            raise GoldError(special_problem(path) or "not a file", path=label)
         else:
             raise GoldError("no such file or directory", path=label)
         out.sources.append((label, digest))
