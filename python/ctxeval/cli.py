@@ -48,6 +48,7 @@ def _err(msg: str) -> None:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .errors import CtxevalError
+    from .evaluation.output.meta import ResumeConflict
     from .evaluation.pipeline import RunSpec, evaluate
 
     runs: list[RunSpec] = []
@@ -105,6 +106,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
         else:
             summary = evaluate(**options, jobs=args.jobs, views=args.views)
+    except ResumeConflict as exc:  # what to do instead is the user's choice: a usage error
+        _err(str(exc))
+        return EXIT_USAGE
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED

@@ -723,3 +723,84 @@ def test_report_compare_and_convert_outputs_never_overwrite_data(tmp_path: Path,
     converted = tmp_path / "trajs.jsonl"
     for _ in range(2):
         assert main(["convert", str(EX / "runs/agent-a.jsonl"), "--out", str(converted)]) == 0
+
+
+# ------------------------------------------------------------------------------ --resume honesty
+
+
+def test_resume_refuses_rows_made_with_other_gold_preset_final_or_text(tmp_path: Path,
+                                                                      capsys) -> None:
+    """--resume after the gold, --preset, --final or --text changed kept the old rows (exit 0):
+    agent-a's line F1 stayed 0.25 and 0.93 where the new gold gives 0.0, and the metadata named
+    only the new gold. Now it refuses (exit 2), names what changed and how to go on."""
+    gold = tmp_path / "gold.jsonl"
+    gold.write_bytes((EX / "gold.jsonl").read_bytes())
+    out = tmp_path / "results.jsonl"
+
+    def argv(*extra: str, g: Path = gold) -> list[str]:
+        return ["evaluate", "--gold", str(g), "--repos", str(EX / "repos"), "--run",
+                f"agent-a={EX / 'runs/agent-a.jsonl'}", "--out", str(out), "-q", "--no-cache",
+                *extra]
+
+    assert main(argv()) == 0
+    capsys.readouterr()
+    first = out.read_bytes()
+    out.write_bytes(first.splitlines(keepends=True)[0])  # as a killed run leaves it
+    kept = out.read_bytes()
+    meta = out.with_name("results.jsonl.meta.json").read_bytes()
+    # the gold moves its gold context to lines no agent read
+    changed = [json.loads(line) for line in gold.read_text().splitlines()]
+    for rec in changed:
+        for item in rec["gold_context"]:
+            item["start_line"] = item["end_line"] = 1
+    gold.write_text("".join(json.dumps(r) + "\n" for r in changed))
+    for extra, words in ((["--resume"], "the gold changed: made with gold"),
+                         (["--resume", "--preset", "contextbench"],
+                          "preset strict (now contextbench)"),
+                         (["--resume", "--final", "union"], "--final declared (now union)"),
+                         (["--resume", "--text"], "--text False (now True)")):
+        if extra != ["--resume"]:
+            gold.write_bytes((EX / "gold.jsonl").read_bytes())
+        code = main(argv(*extra))
+        err = capsys.readouterr().err
+        assert code == 2, (extra, err)
+        assert f"ctxeval: {out}: --resume cannot add to the 1 row there" in err, err
+        assert words in err, (words, err)
+        assert "evaluate into a new --out, or leave out --resume" in err
+        assert out.read_bytes() == kept
+        assert out.with_name("results.jsonl.meta.json").read_bytes() == meta
+    # The same gold given by another path is the same gold: resuming is fine.
+    other = tmp_path / "same-gold.jsonl"
+    other.write_bytes((EX / "gold.jsonl").read_bytes())
+    assert main(argv("--resume", g=other)) == 0
+    assert out.read_bytes() == first
+
+
+def test_rows_of_a_killed_run_carry_their_metadata(wl: Path, tmp_path: Path) -> None:
+    """The metadata is written with the first row (it used to come only at the end), so the
+    rows a SIGKILL leaves can be checked by --resume."""
+    out = tmp_path / "out.jsonl"
+    with subprocess.Popen(_cmd(wl, out, "-q", "--no-cache"), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        _wait_for(proc, out, 2, set())
+        proc.kill()
+        proc.communicate(timeout=60)
+    assert out.read_bytes().count(b"\n") >= 2
+    meta = json.loads(out.with_name("out.jsonl.meta.json").read_bytes())
+    assert meta["preset"] == "strict" and meta["gold_sources"][0]["sha256"]
+    assert "symbol_stats" not in meta  # the end's figures never came
+    code = main(_argv(wl, out, "--resume", "-q", "--no-cache", "--preset", "contextbench"))
+    assert code == 2
+
+
+def test_resume_of_rows_without_metadata_checks_what_the_rows_record(tmp_path: Path,
+                                                                     capsys) -> None:
+    out = tmp_path / "results.jsonl"
+    assert main(_example_argv(out, "-q")) == 0
+    out.write_bytes(out.read_bytes().splitlines(keepends=True)[0])
+    out.with_name("results.jsonl.meta.json").unlink()  # as an earlier version left it
+    assert main(_example_argv(out, "--resume", "-q", "--preset", "contextbench")) == 2
+    assert "preset strict (now contextbench)" in capsys.readouterr().err
+    assert main(_example_argv(out, "--resume")) == 0
+    assert "could not be checked" in capsys.readouterr().err
+    assert out.read_bytes().count(b"\n") == 2
