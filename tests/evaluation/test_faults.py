@@ -804,3 +804,101 @@ def test_resume_of_rows_without_metadata_checks_what_the_rows_record(tmp_path: P
     assert main(_example_argv(out, "--resume")) == 0
     assert "could not be checked" in capsys.readouterr().err
     assert out.read_bytes().count(b"\n") == 2
+
+
+# --------------------------------------------------------------------------- progress under kills
+
+
+def test_resume_reads_again_only_the_input_it_stopped_in(wl: Path, baseline: list[bytes],
+                                                          tmp_path: Path, monkeypatch) -> None:
+    """--resume used to parse every trajectory of every input again only to skip it (most of
+    its time to the first new row on 1,240 kept rows, docs/reliability.md): inputs whose rows
+    are followed by other rows were read to their end and are passed over, and the records of
+    kept instances in the input it stopped in are not read whole."""
+    import ctxeval.reading.adapters.neutral as neutral
+
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"".join(baseline[:30]))  # run 0 whole (24 rows), 6 rows of run 1
+    parsed: list[str] = []
+    real = neutral.parse_record
+
+    def counting(obj, origin, line):
+        parsed.append(obj.get("instance_id"))
+        return real(obj, origin, line)
+
+    monkeypatch.setattr(neutral, "parse_record", counting)
+    assert main(_argv(wl, out, "--resume", "-q", "--no-cache")) == 0
+    _assert_same_rows(out, baseline)
+    assert len(parsed) == ROWS - 30  # the work left, and nothing else
+
+
+def test_fast_keys_agree_with_the_full_parse(baseline: list[bytes]) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ctxeval.evaluation.output.resume_scan import fast_keys
+
+    def expect(line: bytes) -> dict:
+        row = json.loads(line)
+        return {"instance_id": row["instance_id"], "run": row["run"],
+                "pred_file": row.get("pred_file")}
+
+    for line in baseline:
+        assert fast_keys(line) == expect(line)
+    text = st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+        ['a"b', "c\\d", ',"pred_file":"x"', '"}', "\n", "\u2028"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(min_size=1, max_size=8) | st.sampled_from(['i"d', "i\\d"]),
+           st.none() | text, st.none() | text, st.lists(text, max_size=3))
+    def agree(iid: str, run, pred, warnings) -> None:
+        from ctxeval.evaluation.output.results import dumps_row
+
+        row = {"instance_id": iid, "run": run, "status": "ok", "warnings": warnings,
+               "final": {"line": {"f1": 0.5}}}
+        if pred is not None:
+            row["pred_file"] = pred
+        row["gold_instance_id"] = ',"pred_file":"no"'
+        line = dumps_row(row)
+        got = fast_keys(line)
+        assert got is None or got == expect(line)
+
+    agree()
+
+
+def test_a_killed_parquet_out_keeps_its_rows_and_resume_finishes(
+        wl: Path, baseline: list[bytes], tmp_path: Path) -> None:
+    """A Parquet --out was written whole at the end (a row group every 2048 rows into a file
+    without a footer until closed): a kill lost every row. Rows now go to a JSON-lines journal
+    as they come; --resume continues it, and the Parquet file is made at the end."""
+    from ctxeval.evaluation.output.results import dumps_row, read_rows
+
+    def same(path: Path) -> None:
+        got = sorted(dumps_row(r) for r in read_rows(path))
+        assert got == sorted(baseline)
+
+    out = tmp_path / "out.parquet"
+    journal = tmp_path / "out.parquet.partial"
+    with subprocess.Popen(_cmd(wl, out, "-q", "--no-cache"), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        _wait_for(proc, journal, 20, set())
+        proc.kill()
+        proc.communicate(timeout=60)
+    assert not out.exists() and journal.read_bytes().count(b"\n") >= 20
+    assert main(_argv(wl, out, "--resume", "-q", "--no-cache")) == 0
+    assert not journal.exists()
+    same(out)
+    # --resume of a complete Parquet output adds to it (its rows are not converted again)
+    first = sorted((wl / "runs").glob("*.jsonl"))[0]
+    part = tmp_path / "part.parquet"
+    argv = ["evaluate", "--gold", str(wl / "gold.jsonl"), "--repos", str(wl / "repos"),
+            "--out", str(part), "-q", "--no-cache", "--run", f"{first.stem}={first}"]
+    assert main(argv) == 0
+    assert main(_argv(wl, part, "--resume", "-q", "--no-cache")) == 0
+    same(part)
+    # stopped between renaming the Parquet file into place and removing its journal: the
+    # journal's rows are all in the file, and the journal is dropped, not added again
+    journal = tmp_path / "part.parquet.partial"
+    journal.write_bytes(b"".join(baseline[:5]))
+    assert main(_argv(wl, part, "--resume", "-q", "--no-cache")) == 0
+    same(part)

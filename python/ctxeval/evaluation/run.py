@@ -247,7 +247,7 @@ class Evaluator:
             yield self._unreadable(ReadResult(Path(item.path or ""), problem=item))
             return
         got = iter_input(item[0], item[1], fmt=ctx.fmt,
-                         options=ReadOptions(preset=self.preset, run=ctx.name))
+                         options=ReadOptions(preset=self.preset, run=ctx.name, skip=ctx.skip))
         if got is None:
             return
         if isinstance(got, ReadResult):
@@ -273,6 +273,10 @@ class Evaluator:
                 readable = True
                 for err in errors:
                     yield _Batch(unreadable=err.to_problem())
+            if rec.instance_id in ctx.skip:
+                # kept by --resume: dropped here, so that the first batches of the work left
+                # are small (the extract stage starts early) however many rows are kept
+                continue
             chunk.append(rec)
             if len(chunk) >= limit:
                 yield chunk, pred_file

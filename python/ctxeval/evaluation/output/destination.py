@@ -22,8 +22,13 @@ A Parquet ``--out`` is written through a **journal**, ``<out>.partial``: whole J
 JSONL output is, so that a killed run keeps every row it wrote and ``--resume`` continues from
 there (a Parquet file cannot be appended to, and one without its footer cannot be read). The
 Parquet file is made from the journal at the end, under a temporary name renamed into place;
-the journal is then removed. ``--resume`` of a complete Parquet output copies its rows into a
-new journal first.
+the journal is then removed. ``--resume`` of a complete Parquet output leaves the file as it
+is and journals only the rows it adds; the file's row groups are copied into the new file at
+the end (so the kept rows are never converted, and the first new row comes as soon as for a
+JSONL output). A new evaluation (without ``--resume``) removes an earlier complete file at its
+first row, as it truncates a JSONL output: a journal beside a complete file therefore always
+adds to it -- or, when every row of the journal is in the file already (a run stopped between
+renaming its file into place and removing its journal), is dropped.
 
 An ``--out`` that is not a regular file (``/dev/stdout``, a FIFO, a terminal) is a
 **stream**: rows are written to it as to standard output, and nothing is read back from it,
@@ -55,7 +60,7 @@ from .meta import (
     write_meta,
 )
 from .outfile import LineFile, is_parquet, partial_path
-from .resume_scan import Kept, scan_rows
+from .resume_scan import Kept, scan_parquet, scan_rows
 from .views_sidecar import ViewsSidecar, sidecar_path
 
 
@@ -90,6 +95,9 @@ class Destination:
         self.settings: Settings | None = None
         self.meta_extra: dict[str, Any] = {}
         self.begun = Begun()
+        #: A complete Parquet output whose rows ``--resume`` keeps: they go first into the
+        #: Parquet file made at the end (the journal holds only the rows added).
+        self.base: Path | None = None
         self.written = 0
         self._started = False
         self._views = views
@@ -167,9 +175,8 @@ class Destination:
             self.file.begin(resume=False)
         self.begun.torn_bytes = self.file.begin(resume=True)
         kept = scan_rows(self.file.path)
-        if self.parquet and not kept.count and self.path.exists():
-            self._seed_journal()  # a complete Parquet output: its rows into a new journal
-            kept = scan_rows(self.file.path)
+        if self.parquet and self.path.exists():
+            kept = self._with_base(kept)
         self.begun.kept = kept
         if self.sidecar is not None:
             self.sidecar.begin(resume=True)
@@ -187,12 +194,21 @@ class Destination:
         if conflicts:
             raise conflict_error(self.path, kept.count, conflicts)
 
-    def _seed_journal(self) -> None:
+    def _with_base(self, journal: Kept) -> Kept:
+        """A complete Parquet output and the journal beside it: the journal's rows come after
+        the file's (``--resume`` of a complete output wrote them), unless every one of them is
+        in the file already -- a run stopped between renaming its Parquet file into place and
+        removing its journal -- and then the journal is dropped."""
         assert self.file is not None and self.path is not None
-        from .results import dumps_row, read_rows
-
-        for row in read_rows(self.path, allow_empty=True):
-            self.file.write(dumps_row(row))
+        base = scan_parquet(self.path)
+        if journal.count and journal.done() <= base.done():
+            self.file.begin(resume=False)
+            journal = Kept()
+        if base.count:
+            self.base = self.path
+            base.extend(journal)
+            return base
+        return journal
 
     # -- 3. rows -------------------------------------------------------------------------------
 
@@ -205,6 +221,10 @@ class Destination:
             self.file.begin(resume=False)
             if self.sidecar is not None:
                 self.sidecar.begin(resume=False)
+            if self.parquet and self.path is not None and self.path.exists():
+                # Replaced, as a JSONL output is truncated: left beside the new journal, it
+                # would be taken for rows the journal adds to.
+                self.path.unlink()
         self.file.keep = True
         if self.sidecar is not None:
             self.sidecar.file.keep = True
@@ -252,7 +272,7 @@ class Destination:
             return
         assert self.path is not None
         if self.parquet:
-            _journal_to_parquet(self.file.path, self.path)
+            _journal_to_parquet(self.file.path, self.path, self.base)
         self._write_meta(meta_extra)
         if self.parquet:
             # The Parquet file has taken the rows; the lock goes with the journal.
@@ -330,10 +350,11 @@ def _rows_in(path: Path) -> int:
 _GROUP = 2048
 
 
-def _journal_to_parquet(journal: Path, out: Path) -> None:
-    """Write the rows of ``journal`` (JSON lines) as the Parquet file ``out``: under a
-    temporary name first, renamed into place, so a reader never sees a file without its
-    footer. An ``OSError`` names the file; the temporary file is removed."""
+def _journal_to_parquet(journal: Path, out: Path, base: Path | None = None) -> None:
+    """Write the rows of ``base`` (a complete Parquet output that ``--resume`` added to; its
+    row groups are copied as they are) and then of ``journal`` (JSON lines) as the Parquet file
+    ``out``: under a temporary name first, renamed into place, so a reader never sees a file
+    without its footer. An ``OSError`` names the file; the temporary file is removed."""
     import pyarrow.parquet as pq
 
     from .results_parquet import SCHEMA, rows_to_table
@@ -342,6 +363,10 @@ def _journal_to_parquet(journal: Path, out: Path) -> None:
     try:
         writer = pq.ParquetWriter(tmp, SCHEMA, compression="zstd")
         try:
+            if base is not None:
+                done = pq.ParquetFile(base)
+                for k in range(done.metadata.num_row_groups):
+                    writer.write_table(done.read_row_group(k).cast(SCHEMA))
             for batch in _batches(journal):
                 writer.write_table(rows_to_table(batch))
         finally:

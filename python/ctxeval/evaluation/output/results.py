@@ -185,9 +185,10 @@ def row_problem(row: Any) -> tuple[str | None, str] | None:
     return None
 
 
-def _records(path: str | Path) -> Iterator[tuple[int, Any]]:
+def records(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, record) of a JSONL file, or (row number, row) of a Parquet results
-    table."""
+    table, without the checks of :func:`read_rows` (a Parquet table that is not results is an
+    error all the same)."""
     if not is_parquet(path):
         yield from json_lines(path)
         return
@@ -220,7 +221,7 @@ def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[s
     Every reader of result rows (report, compare, view, --resume) reads through here, so
     that a malformed value is an error once, here, instead of a null in some table."""
     n = 0
-    lines = _records(path)
+    lines = records(path)
     while True:
         try:
             lineno, row = next(lines, (0, None))

@@ -14,15 +14,20 @@ needed is much less:
   row may hold trajectories not yet evaluated;
 * the preset and final policy the rows record, for outputs without metadata.
 
-Each line is parsed as JSON (orjson; no metric is looked at: these rows were written by
-ctxeval, and ``report`` checks every value when it reads them). A line that is not a JSON object
-with an instance id stops ``--resume`` with its file and line.
+No metric is looked at (these rows were written by ctxeval, and ``report`` checks every value
+when it reads them): a row line is read for its instance id, run and input only, at its start
+and at its ``pred_file`` key (:func:`fast_keys`), and parsed whole only when it is not shaped as
+ctxeval writes rows. A line that is not a JSON object with an instance id stops ``--resume``
+with its file and line.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -57,53 +62,128 @@ class Kept:
     runs: dict[str, RunKept] = field(default_factory=dict)
     preset: str | None = None
     final_policy: str | None = None
+    _last: str | None = None
 
     def done(self) -> set[tuple[str, str]]:
         """(run, instance) of every kept row."""
         return {(run, iid) for run, kept in self.runs.items() for iid in kept.instances}
 
+    def add(self, run: str, instance_id: str, pred_file: str | None) -> None:
+        """One more kept row, in file order."""
+        kept = self.runs.get(run)
+        if run != self._last and self._last is not None:
+            self.runs[self._last].complete = True  # rows of another run follow its rows
+        if kept is None:
+            kept = self.runs[run] = RunKept()
+        self._last = run
+        kept.instances.add(instance_id)
+        if not kept.inputs or kept.inputs[-1] != pred_file:
+            kept.inputs.append(pred_file)
+        self.count += 1
+
+    def extend(self, later: Kept) -> None:
+        """The rows of ``later``, which come after these (a Parquet output's journal after
+        the complete file). Runs do not interleave, so ``later``'s runs come in order."""
+        for run, kept in later.runs.items():
+            if self._last is not None and run != self._last:
+                self.runs[self._last].complete = True
+            mine = self.runs.setdefault(run, RunKept())
+            for pred in kept.inputs:
+                if not mine.inputs or mine.inputs[-1] != pred:
+                    mine.inputs.append(pred)
+            mine.instances |= kept.instances
+            mine.complete = mine.complete or kept.complete
+            self._last = run
+        self.count += later.count
+        if self.preset is None:
+            self.preset, self.final_policy = later.preset, later.final_policy
+
 
 def scan_rows(path: Path) -> Kept:
     """The kept rows of a JSON-lines output (or a Parquet output's journal); an absent file
     holds none."""
-    out = Kept()
     try:
         fh = path.open("rb")
     except FileNotFoundError:
-        return out
+        return Kept()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from exc
-    last_run: str | None = None
     with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc}", path=str(path), line=lineno) from exc
-            iid = row.get("instance_id") if isinstance(row, dict) else None
-            if not isinstance(iid, str) or not iid:
-                raise InputError("not a result row: a result row needs an instance id (a "
-                                 "non-empty string)", path=str(path), line=lineno,
-                                 field="instance_id")
-            run = str(row.get("run"))
-            kept = out.runs.get(run)
-            if kept is None:
-                if last_run is not None:
-                    out.runs[last_run].complete = True
-                kept = out.runs[run] = RunKept()
-            elif run != last_run and last_run is not None:
-                out.runs[last_run].complete = True
-            last_run = run
-            kept.instances.add(iid)
-            pred = row.get("pred_file")
-            pred = pred if isinstance(pred, str) else None
-            if not kept.inputs or kept.inputs[-1] != pred:
-                kept.inputs.append(pred)
-            if out.count == 0:
-                out.preset = row.get("preset") if isinstance(row.get("preset"), str) else None
-                fp = row.get("final_policy")
-                out.final_policy = fp if isinstance(fp, str) else None
-            out.count += 1
+        return _scan(_json_lines(fh, path), path)
+
+
+def scan_parquet(path: Path) -> Kept:
+    """The kept rows of a complete Parquet output, from the few columns needed (the metric
+    columns are not read)."""
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+        table = pq.read_table(path, columns=[c for c in _COLUMNS if c in names])
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"cannot read: {exc}", path=str(path)) from exc
+    return _scan(enumerate(table.to_pylist(), start=1), path)
+
+
+_COLUMNS = ("instance_id", "run", "pred_file", "preset", "final_policy")
+
+
+#: The start of a row as ctxeval writes it (orjson, keys in the row's order): its instance id
+#: and run are read from there without parsing the line.
+_HEAD = re.compile(rb'\{"instance_id":("(?:[^"\\]|\\.)*"),"run":(null|"(?:[^"\\]|\\.)*"),')
+#: A top-level key: inside a JSON string a quote is always escaped, so this byte sequence is a
+#: key wherever it occurs; a row has no other ``pred_file`` key.
+_PRED = b',"pred_file":'
+_STRING = re.compile(rb'null|"(?:[^"\\]|\\.)*"')
+
+
+def fast_keys(raw: bytes) -> dict[str, Any] | None:
+    """The instance id, run and input of a row line written by ctxeval, read from the line's
+    start and its ``pred_file`` key without parsing the rest (the rows' metrics are most of
+    their bytes); None when the line is not shaped so (an older writer, a hand-made row): then
+    it is parsed whole. Checked against the full parse in the tests."""
+    head = _HEAD.match(raw)
+    if head is None or not raw.rstrip().endswith(b"}"):
+        return None
+    out = {"instance_id": orjson.loads(head.group(1)), "run": orjson.loads(head.group(2)),
+           "pred_file": None}
+    k = raw.rfind(_PRED)
+    if k >= 0:
+        value = _STRING.match(raw, k + len(_PRED))
+        if value is None:
+            return None
+        out["pred_file"] = orjson.loads(value.group(0))
+    return out
+
+
+def _json_lines(fh: Any, path: Path) -> Iterator[tuple[int, Any]]:
+    first = True
+    for lineno, raw in enumerate(fh, start=1):
+        if not raw.strip():
+            continue
+        got = None if first else fast_keys(raw)  # the first row whole: its preset, its policy
+        first = False
+        if got is not None:
+            yield lineno, got
+            continue
+        try:
+            yield lineno, orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc}", path=str(path), line=lineno) from exc
+
+
+def _scan(rows: Iterable[tuple[int, Any]], path: Path) -> Kept:
+    out = Kept()
+    for lineno, row in rows:
+        iid = row.get("instance_id") if isinstance(row, dict) else None
+        if not isinstance(iid, str) or not iid:
+            raise InputError("not a result row: a result row needs an instance id (a "
+                             "non-empty string)", path=str(path), line=lineno,
+                             field="instance_id")
+        pred = row.get("pred_file")
+        out.add(str(row.get("run")), iid, pred if isinstance(pred, str) else None)
+        if out.count == 1:
+            out.preset = row.get("preset") if isinstance(row.get("preset"), str) else None
+            fp = row.get("final_policy")
+            out.final_policy = fp if isinstance(fp, str) else None
     return out
