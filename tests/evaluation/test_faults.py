@@ -902,3 +902,52 @@ def test_a_killed_parquet_out_keeps_its_rows_and_resume_finishes(
     journal.write_bytes(b"".join(baseline[:5]))
     assert main(_argv(wl, part, "--resume", "-q", "--no-cache")) == 0
     same(part)
+
+
+# ------------------------------------------------------------------------------ duplicates
+
+
+def test_the_same_run_and_instance_twice_gives_one_row_and_says_so(tmp_path: Path,
+                                                                   capsys) -> None:
+    """Two trajectories of one instance in a run gave two ok rows and no word, and report
+    counted n = 4 for 2 instances. The first trajectory read is the row; the others are
+    listed in the summary."""
+    lines = (EX / "runs" / "agent-a.jsonl").read_bytes().splitlines(keepends=True)
+    doubled = tmp_path / "doubled.jsonl"
+    doubled.write_bytes(lines[0] + b"".join(lines))  # instance 1 twice in one file
+    again = tmp_path / "again.jsonl"
+    again.write_bytes(lines[1])  # instance 2 again, in a second input of the run
+    out = tmp_path / "results.jsonl"
+    code = main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+                 "--run", f"a={doubled}", "--run", f"a={again}", "--out", str(out),
+                 "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 0
+    rows = [json.loads(x) for x in out.read_bytes().splitlines()]
+    assert sorted(r["instance_id"] for r in rows) == ["example__calc-1", "example__calc-2"]
+    reference = tmp_path / "reference.jsonl"
+    assert main(_example_argv(reference, "-q")) == 0
+    assert [r["pred_file"] for r in rows] == [str(doubled)] * 2
+    assert "duplicate trajectories, not scored" in err and ": 2" in err
+    assert f"run a, instance example__calc-2: {again} (the row is {doubled}'s)" in err
+    assert main(["report", str(out), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["tables"][0]["rows"][0]["values"]["n"]["value"] == 2
+
+
+def test_report_and_compare_refuse_two_rows_of_one_run_and_instance(tmp_path: Path,
+                                                                    capsys) -> None:
+    out = tmp_path / "results.jsonl"
+    evaluate_example(out)
+    for argv in (["report", str(out), str(out)], ["compare", str(out), str(out)]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert f"{out}:1: a second row of run agent-a, instance example__calc-1 (the first " \
+               f"is at {out}:1)" in err, err
+    glued = tmp_path / "glued.jsonl"  # rows of one run put together (an earlier version's)
+    lines = out.read_bytes().splitlines(keepends=True)
+    glued.write_bytes(b"".join(lines) + lines[0])
+    assert main(["report", str(glued)]) == 1
+    assert f"{glued}:5: a second row of run agent-a" in capsys.readouterr().err
+    assert main(["view", str(glued), "--out", str(tmp_path / "pages")]) == 1  # no sidecar
+    assert "a second row" not in capsys.readouterr().err  # view draws duplicates side by side

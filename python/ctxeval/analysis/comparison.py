@@ -386,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
     """The ``compare`` command: 0 on success, 1 for unusable input, 2 for bad options."""
     from ..errors import CtxevalError
     from ..evaluation.output.ownership import check_ours
-    from ..evaluation.output.results import read_rows
+    from ..evaluation.output.results import read_results
 
     def err(msg: str) -> None:
         print(f"ctxeval: {msg}", file=sys.stderr)
@@ -405,7 +405,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.out:  # before any work: --out results.jsonl by mistake is refused at once
             check_ours(args.out, "report")
-        rows = [r for p in args.results for r in read_rows(p)]
+        rows = read_results(args.results)
         comps = compare_rows(rows, baseline=args.baseline, metrics=metrics, n=args.n,
                              seed=args.seed, level=args.level, alpha=args.alpha)
     except CtxevalError as exc:

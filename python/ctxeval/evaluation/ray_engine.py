@@ -214,7 +214,7 @@ class UnitEvaluator:
             rows = self._file(spec, unit, summary)
         stats = {k: v - before.get(k, 0) for k, v in self.ev.symbols.stats.items()}
         info = {"unreadable": _problems(summary.unreadable), "failure": self._failure,
-                "without_gold": summary.without_gold,
+                "without_gold": summary.without_gold, "duplicates": summary.duplicates,
                 "skipped": summary.skipped_resume, "stats": stats, "notes": self.ev.notes}
         return rows, info
 
@@ -297,23 +297,36 @@ def _renamed(rows: list[dict[str, Any]], summary: Summary, local: str, uri: str
 class _Runs:
     """What the driver keeps per run while the units come back in order."""
 
-    def __init__(self, gold: GoldSet) -> None:
+    def __init__(self, gold: GoldSet, name: str = "", preset: str = "strict") -> None:
         self.gold = gold
+        self.name = name
+        #: The ContextBench evaluator scores a repeated record too; its preset keeps the rows.
+        self.keep_duplicates = preset == "contextbench"
         self.covered: set[str] = set()
+        #: Instance -> the input and unit of the run's row for it (one row per run and
+        #: instance).
+        self.seen: dict[str, tuple[str | None, int]] = {}
+        self.duplicates: list[str] = []
 
-    def keep(self, row: dict[str, Any], failure: bool) -> bool:
+    def keep(self, row: dict[str, Any], failure: bool, unit: int = -1) -> bool:
         """Whether a unit's row is one the local engine writes. A unit is evaluated without
-        the run's earlier inputs; the failure row of an unreadable input (``failure``) named
-        after an instance they covered is not written there."""
-        err = row.get("error") or {}
-        if row.get("status") == "error" and err.get("kind") == "missing_gold":
-            return True
+        the run's earlier inputs: the failure row of an unreadable input (``failure``) named
+        after an instance they covered is not written there, nor the row of a trajectory of
+        an instance the run already has a row for (the first trajectory read counts)."""
         gold = self.gold.get(str(row.get("gold_instance_id") or row["instance_id"]))
-        if gold is None:
-            return True
-        if failure and gold.instance_id in self.covered:
-            return False
-        self.covered.add(gold.instance_id)
+        key = gold.instance_id if gold is not None else str(row["instance_id"])
+        if key in self.seen:
+            first, first_unit = self.seen[key]
+            if failure:
+                return False
+            if first_unit != unit:  # a unit reports the duplicates within it itself
+                self.duplicates.append(f"run {self.name}, instance {row['instance_id']}: "
+                                       f"{row.get('pred_file')} (the row is {first}'s)")
+            if not self.keep_duplicates:
+                return False
+        self.seen.setdefault(key, (row.get("pred_file"), unit))
+        if gold is not None:
+            self.covered.add(gold.instance_id)
         return True
 
 
@@ -429,12 +442,12 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         bar.begin("ray", len(units))
         stats: dict[str, int] = {}
         covered_any: set[str] = set()
-        tracked = [_Runs(gold_set) for _ in runs]
+        tracked = [_Runs(gold_set, r.name, preset) for r in runs]
         local: UnitEvaluator | None = None
         try:
             results = _results(ray, units, actors, kwargs) if units else iter(())
             done_run = -1
-            for unit, (rows, info) in zip(units, results, strict=False):
+            for k, (unit, (rows, info)) in enumerate(zip(units, results, strict=False)):
                 r = unit["run"]
                 while done_run < r - 1:  # runs without units of their own
                     done_run += 1
@@ -442,10 +455,12 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                                        writer, local, kwargs)
                 done_run = max(done_run, r - 1)
                 for row in rows:
-                    if tracked[r].keep(row, info["failure"]):
+                    if tracked[r].keep(row, info["failure"], k):
                         writer.write(row, parsed=True)
+                        if (row.get("error") or {}).get("kind") == "missing_gold":
+                            summary.without_gold.append(str(row["instance_id"]))
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
-                summary.without_gold.extend(info["without_gold"])
+                summary.duplicates.extend(info.get("duplicates") or [])
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
                 for k, v in info["stats"].items():
                     stats[k] = stats.get(k, 0) + v
@@ -461,6 +476,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                 local.close()
         for t in tracked:
             covered_any |= t.covered
+            summary.duplicates.extend(t.duplicates)
         summary.rows = writer.counts
         summary.errors = writer.errors
         summary.uncovered_by_any = sum(1 for g in gold_set.instances

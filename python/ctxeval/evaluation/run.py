@@ -78,6 +78,11 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     #: Bytes of an unterminated last line (a hard crash mid-write) dropped by --resume.
     torn_bytes: int = 0
+    #: Trajectories given no row: their run already had one for the instance (the first
+    #: trajectory read of a (run, instance) is the one scored).
+    duplicates: list[str] = field(default_factory=list)
+    #: Whether they were scored all the same (preset contextbench, as its evaluator does).
+    duplicates_scored: bool = False
 
     def lines(self) -> list[str]:
         r = self.rows
@@ -97,6 +102,14 @@ class Summary:
             out.extend(f"  {p}" for p in self.unreadable[:10])
         if self.without_gold:
             out.append(f"trajectories without a gold row: {len(self.without_gold)}")
+        if self.duplicates:
+            out.append(f"duplicate trajectories, not scored (the first trajectory read of a run "
+                       f"and instance is its row): {len(self.duplicates)}" if not
+                       self.duplicates_scored else
+                       f"duplicate trajectories, each scored as the ContextBench evaluator "
+                       f"does (preset contextbench; report counts them all): "
+                       f"{len(self.duplicates)}")
+            out.extend(f"  {d}" for d in self.duplicates[:5])
         if self.uncovered_by_any:
             out.append(f"gold instances no run covered: {self.uncovered_by_any}")
         partial = {run: n for run, n in self.uncovered.items() if n > self.uncovered_by_any}
@@ -182,6 +195,8 @@ class _Batch:
     unreadable: Problem | None = None
     without_gold: list[str] = field(default_factory=list)
     covered: list[str] = field(default_factory=list)
+    #: Trajectories of an instance the run already has a row for: (instance, input, first).
+    duplicates: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     skipped: int = 0
     instances: int = 0
     #: The last batch of its input (for the progress bar).
@@ -199,6 +214,9 @@ class _RunContext:
     resolved: ResolvedTable
     #: Inputs ``--resume`` knows were read to their end: not read again.
     done_inputs: frozenset[str] = frozenset()
+    #: Instance (the gold's id, else the trajectory's) -> the input of the run's first row for
+    #: it: a later trajectory of the same instance is a duplicate and gets no row.
+    seen: dict[str, str | None] = field(default_factory=dict)
 
 
 
@@ -308,8 +326,16 @@ class Evaluator:
                 if kept is not None:
                     out.covered.append(kept.instance_id)
                 continue
-            out.instances += 1
             gold = self.gold.get(traj.instance_id)
+            key = gold.instance_id if gold is not None else traj.instance_id
+            if key in ctx.seen:
+                out.duplicates.append((traj.instance_id, pred_file, ctx.seen[key]))
+                if self.preset != "contextbench":
+                    continue  # one row per (run, instance): the first trajectory read
+                # the ContextBench evaluator scores every record, a repeated one too (and its
+                # aggregate counts both): its preset does the same, and the summary says so
+            ctx.seen.setdefault(key, pred_file)
+            out.instances += 1
             if gold is None:
                 out.without_gold.append(traj.instance_id)
                 out.items.append(Item(None, traj, "error", pred_file, row=error_row(
@@ -439,10 +465,15 @@ class Evaluator:
                 if batch.unreadable is not None:
                     summary.unreadable.append(batch.unreadable)
                 summary.without_gold.extend(batch.without_gold)
+                summary.duplicates.extend(f"run {spec.name}, instance {iid}: {where} (the "
+                                          f"row is {first}'s)" for iid, where, first
+                                          in batch.duplicates)
                 covered.update(batch.covered)
-                if batch.failure is not None and batch.failure[0] not in covered:
+                if batch.failure is not None and batch.failure[0] not in covered \
+                        and batch.failure[0] not in ctx.seen:
                     gid, pred_file, reason = batch.failure
                     covered.add(gid)
+                    ctx.seen[gid] = pred_file
                     gold = self.gold.get(gid)
                     assert gold is not None
                     batch.items.insert(0, self._plan(gold, None, spec.name, "agent_failure",
@@ -513,6 +544,7 @@ def start(gold_set: GoldSet, dest: Destination, settings: Settings, *, say: bool
     summary = Summary(gold_problems=list(gold_set.problems))
     begun = dest.begin(settings)
     summary.torn_bytes = begun.torn_bytes
+    summary.duplicates_scored = settings.preset == "contextbench"
     summary.skipped_resume = begun.kept.count
     summary.replaced = begun.replacing
     summary.notes.extend(begun.notes)

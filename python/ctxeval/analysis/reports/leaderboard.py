@@ -15,7 +15,7 @@ from typing import Any
 
 from ... import _core
 from ...errors import InputError
-from .rows import field_value, group_rows, numbers, scored_rows
+from .rows import field_value, group_rows, numbers, repeated, scored_rows
 from .table import Cell, Column, Report, Row, Table
 
 GRANS = ("file", "symbol", "span", "line")
@@ -282,6 +282,10 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
           "and counted; evaluator errors are left out of every average",
     ]
     notes += counts
+    again = repeated(rows)
+    if again:
+        notes.append(f"{again} rows repeat a run and instance and are averaged in, as the "
+                     "ContextBench evaluator counts a repeated record (its preset's rows)")
     proxy = sum(1 for r in rows if r.get("gold_kind") == "patch")
     if proxy:
         notes.append(f"{proxy} rows are scored against the gold patch's edit locations "

@@ -204,7 +204,7 @@ def build_pages(results: Sequence[str | Path], *, instances: Sequence[str] = (),
     the curves; the message says how to write one), :class:`ValueError` when an instance or a
     run asked for is in no row.
     """
-    rows = load_rows(results)
+    rows = load_rows(results, unique=False)  # a page draws both rows of a duplicate
     # a list per key: a run may hold the same instance twice (records follow row order)
     records: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     found = False

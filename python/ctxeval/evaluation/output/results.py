@@ -9,7 +9,7 @@ Both formats are read by :func:`read_rows`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -215,11 +215,49 @@ def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[s
     """Rows of a results file, JSONL or Parquet, each checked against the results format: a
     line (row) that is not a result row is an error naming the file, line and field. A file
     with no result row at all is an error saying what the file looks like instead (gold,
-    trajectories, a report...), unless ``allow_empty`` (an output that ``--resume``
-    continues).
+    trajectories, a report...), unless ``allow_empty`` (an output the API reads back).
 
-    Every reader of result rows (report, compare, view, --resume) reads through here, so
-    that a malformed value is an error once, here, instead of a null in some table."""
+    Every reader of result rows (report, compare, view) reads through here, so that a
+    malformed value is an error once, here, instead of a null in some table."""
+    for _, row in numbered_rows(path, allow_empty=allow_empty):
+        yield row
+
+
+def repeats_allowed(row: dict[str, Any]) -> bool:
+    """Whether a row may repeat a run and instance: the ContextBench evaluator scores every
+    record it is given, a repeated one too, and counts both in its aggregate; its rows (no
+    ``status``) and rows of the preset that reproduces it may therefore repeat. ctxeval's own
+    ``strict`` rows never do (``docs/presets.md``)."""
+    return row.get("preset") == "contextbench" or "status" not in row
+
+
+def read_results(paths: Iterable[str | Path], *, unique: bool = True) -> list[dict[str, Any]]:
+    """The rows of several results files, in order (:func:`read_rows`). ``unique``: a second
+    row of one run, preset and instance is an error naming both places -- averaged in, it
+    would count the instance twice (the same file given twice, files of one run put
+    together) -- except where :func:`repeats_allowed`."""
+    out: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, Any, str], tuple[str, int]] = {}
+    for path in paths:
+        for lineno, row in numbered_rows(path):
+            if unique and not repeats_allowed(row):
+                key = (row.get("run"), row.get("preset"), row["instance_id"])
+                first = seen.get(key)
+                if first is None:
+                    seen[key] = (str(path), lineno)
+                else:
+                    raise InputError(
+                        f"a second row of run {key[0]}, instance {key[2]} (the first is at "
+                        f"{first[0]}:{first[1]}): one row per run and instance is averaged; "
+                        "is a file given twice, or are files of one run put together?",
+                        path=str(path), line=lineno)
+            out.append(row)
+    return out
+
+
+def numbered_rows(path: str | Path, *, allow_empty: bool = False
+                  ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) of :func:`read_rows`."""
     n = 0
     lines = records(path)
     while True:
@@ -238,7 +276,7 @@ def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[s
             raise InputError(f"not a result row: {bad[1]}", path=str(path), line=lineno,
                              field=bad[0])
         n += 1
-        yield row
+        yield lineno, row
     if n == 0 and not allow_empty:
         raise InputError("no result rows: the file is empty; results files are written by "
                          "'ctxeval evaluate --out'", path=str(path))
