@@ -951,3 +951,55 @@ def test_report_and_compare_refuse_two_rows_of_one_run_and_instance(tmp_path: Pa
     assert f"{glued}:5: a second row of run agent-a" in capsys.readouterr().err
     assert main(["view", str(glued), "--out", str(tmp_path / "pages")]) == 1  # no sidecar
     assert "a second row" not in capsys.readouterr().err  # view draws duplicates side by side
+
+
+# ------------------------------------------------------------------------------ impossible values
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("final.line.coverage", 1.5, "a ratio must be between 0 and 1, not 1.5"),
+    ("final.line.f1", -0.3, "a ratio must be between 0 and 1, not -0.3"),
+    ("final.file.f1", 1e308, "a ratio must be between 0 and 1, not 1e+308"),
+    ("final.line.pred_size", -2, "a size must be 0 or more, not -2"),
+    ("final.line.gold_size", 2.5, "a size must be a whole number, not 2.5"),
+    ("trajectory.auc_coverage.line", 7, "a ratio must be between 0 and 1, not 7"),
+    ("trajectory.redundancy.span", -0.5, "a redundancy must be between 0 and 1, not -0.5"),
+    ("trajectory.first_gold_step.line", 0, "a step must be 1 or more, not 0"),
+    ("trajectory.steps[1].viewed.line", -4, "a count must be 0 or more, not -4"),
+    ("usage.input_tokens", 12.5, "a count must be a whole number, not 12.5"),
+    ("usage.cost", -1.0, "a cost must be 0 or more, not -1.0"),
+    ("editloc.file.recall", 1.0000001, "a ratio must be between 0 and 1"),
+])
+def test_report_refuses_impossible_values_naming_file_line_and_field(
+        files, tmp_path: Path, field: str, value, says: str, capsys) -> None:
+    """A coverage of 1.5, an F1 of -0.3 or 1e308 were averaged in: a results file is checked
+    for ranges as well as types."""
+    rows = [json.loads(x) for x in files["results"].read_bytes().splitlines()]
+    target = rows[1]
+    *parents, leaf = field.replace("[1]", ".1").split(".")
+    for p in parents:
+        target = target[int(p)] if p.isdigit() else target[p]
+    assert leaf in target
+    target[leaf] = value
+    bad = tmp_path / "results.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for command in ("report", "compare"):
+        assert main([command, str(bad)]) == 1
+        err = capsys.readouterr().err
+        assert f"{bad}:2, field '{field}': not a result row: {says}" in err, err
+
+
+def test_the_contextbench_conventions_keep_their_quirks(files, tmp_path: Path) -> None:
+    """The ContextBench evaluator writes a negative pred_size for a reversed range and then a
+    negative redundancy (both in the parity suite): its rows and its preset's may."""
+    from ctxeval.evaluation.output.results import row_problem
+
+    row = json.loads(files["results"].read_bytes().splitlines()[0])
+    row["final"]["line"]["pred_size"] = -3
+    row["trajectory"]["redundancy"]["line"] = -0.2857142857142858
+    assert row_problem(row) is not None  # a strict row may not
+    assert row_problem({**row, "preset": "contextbench"}) is None
+    reference = {k: v for k, v in row.items() if k != "status"}
+    assert row_problem(reference) is None
+    row["final"]["line"]["coverage"] = 1.5  # a ratio out of range is wrong under any preset
+    assert row_problem({**row, "preset": "contextbench"}) is not None

@@ -18,6 +18,7 @@ import orjson
 from ..._core import __version__
 from ...errors import InputError, Problem
 from .outfile import is_parquet
+from .row_ranges import in_range, kind_of, range_message, relaxed
 
 # Parquet (pyarrow) is imported where it is used: importing it costs every command a tenth of
 # a second, and most never read or write Parquet.
@@ -79,35 +80,47 @@ _TEXT_LEAVES = frozenset({"tool"})
 _BOOL_LEAVES = frozenset({"patch_exact_match"})
 
 
-_NUMERIC = frozenset({int, float, type(None)})
+_NUMBERS = (int, float)
 
 
-def _metrics_ok(value: Any, leaf: str = "", steps: bool = False) -> bool:
+def _metrics_ok(value: Any, leaf: str = "", steps: bool = False, parent: str = "",
+                loose: bool = False) -> bool:
     """Whether a metric section is well formed: what :func:`_metric_problem` checks, without
     building a path per value (a report reads thousands of rows of ~50 steps each). ``steps``:
-    ``value`` is ``trajectory`` or its ``steps``, where the one list may be."""
+    ``value`` is ``trajectory`` or its ``steps``, where the one list may be; ``parent``: the
+    name of the object holding ``value``; ``loose``: the row follows the ContextBench
+    evaluator's conventions (:mod:`.row_ranges`)."""
     t = type(value)
-    if t in _NUMERIC:
+    if value is None:
         return True
+    if t is int or t is float:
+        return in_range(value, kind_of(leaf, parent), loose)
     if t is dict:
         for k, v in value.items():
-            if type(v) not in _NUMERIC and not _metrics_ok(v, k, steps and k == "steps"):
+            tv = type(v)
+            if tv is int or tv is float:
+                if not in_range(v, kind_of(k, leaf), loose):
+                    return False
+            elif v is not None and not _metrics_ok(v, k, steps and k == "steps", leaf, loose):
                 return False
         return True
     if t is list:
-        return steps and all(type(v) is dict and _metrics_ok(v) for v in value)
+        return steps and all(type(v) is dict and _metrics_ok(v, "", False, leaf, loose)
+                             for v in value)
     if t is str:
         return leaf in _TEXT_LEAVES
     return t is bool and leaf in _BOOL_LEAVES
 
 
-def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
-    """(field, message) of the first value under ``path`` that a metric section cannot hold."""
+def _metric_problem(value: Any, path: str, leaf: str, parent: str = "",
+                    loose: bool = False) -> tuple[str, str] | None:
+    """(field, message) of the first value under ``path`` that a metric section cannot hold
+    (a type, or a value out of its metric's range)."""
     if value is None:
         return None
     if isinstance(value, dict):
         for k, v in value.items():
-            bad = _metric_problem(v, f"{path}.{k}", str(k))
+            bad = _metric_problem(v, f"{path}.{k}", str(k), leaf, loose)
             if bad is not None:
                 return bad
         return None
@@ -117,7 +130,7 @@ def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
         for i, v in enumerate(value):
             if not isinstance(v, dict):
                 return f"{path}[{i}]", "a step must be an object"
-            bad = _metric_problem(v, f"{path}[{i}]", leaf)
+            bad = _metric_problem(v, f"{path}[{i}]", "", leaf, loose)
             if bad is not None:
                 return bad
         return None
@@ -126,8 +139,10 @@ def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
     if isinstance(value, bool):
         return None if leaf in _BOOL_LEAVES else (path, f"a metric must be a number or null, "
                                                         f"not {orjson.dumps(value).decode()}")
-    if isinstance(value, (int, float)):
-        return None
+    if isinstance(value, _NUMBERS):
+        kind = kind_of(leaf, parent)
+        return None if in_range(value, kind, loose) else \
+            (path, range_message(value, kind, loose))
     shown = orjson.dumps(value).decode()
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
     return path, f"a metric must be a number or null, not {shown}"
@@ -167,19 +182,21 @@ def row_problem(row: Any) -> tuple[str | None, str] | None:
             return key, "must be a string or null"
     for key in ("num_steps",):
         v = row.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-            return key, "must be an integer or null"
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            return key, f"must be a whole number, 0 or more, or null, not {v!r}"
     if row.get("resolved") is not None and not isinstance(row["resolved"], bool):
         return "resolved", "must be true, false or null"
     steps = (row.get("trajectory") or {}).get("steps")
     if steps is not None and not isinstance(steps, list):
         return "trajectory.steps", "must be a list"
+    loose = relaxed(row)
     for key in METRIC_SECTIONS:
         v = row.get(key)
         if v is not None and not isinstance(v, dict):
             return key, "must be an object or null"
-        if not _metrics_ok(v, key, key == "trajectory"):  # fast; the walk says where and why
-            bad = _metric_problem(v, key, key)
+        # fast; the walk says where and why
+        if not _metrics_ok(v, key, key == "trajectory", "", loose):
+            bad = _metric_problem(v, key, key, "", loose)
             if bad is not None:
                 return bad
     return None
