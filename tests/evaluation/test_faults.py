@@ -1003,3 +1003,30 @@ def test_the_contextbench_conventions_keep_their_quirks(files, tmp_path: Path) -
     assert row_problem(reference) is None
     row["final"]["line"]["coverage"] = 1.5  # a ratio out of range is wrong under any preset
     assert row_problem({**row, "preset": "contextbench"}) is not None
+
+
+# ------------------------------------------------------------------------------ --text
+
+
+def test_text_credits_nothing_when_no_gold_file_is_in_the_checkout(tmp_path: Path) -> None:
+    """Every gold file missing from the checkout gave token precision, recall and F1 of 1.0
+    (the overlap's convention against an empty reference) while file F1 was null."""
+    gold = tmp_path / "gold.jsonl"
+    recs = [json.loads(x) for x in (EX / "gold.jsonl").read_text().splitlines()]
+    for rec in recs:
+        for item in rec["gold_context"]:
+            item["file"] = "calc/not_there.py"
+    gold.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = tmp_path / "r.jsonl"
+    assert main(["evaluate", "--gold", str(gold), "--repos", str(EX / "repos"), "--run",
+                 f"a={EX / 'runs/agent-a.jsonl'}", "--out", str(out), "-q", "--text"]) == 0
+    for row in (json.loads(x) for x in out.read_bytes().splitlines()):
+        assert row["gold_missing_files"] == ["calc/not_there.py"]
+        assert row["final"]["file"]["f1"] is None
+        assert row["text"]["context_token_recall"] is None
+        assert row["text"]["context_token_f1"] is None
+        assert row["text"]["context_token_precision"] == 0.0  # the agent's context has text
+    # with the gold files there, the figures are numbers as before
+    assert main(_example_argv(tmp_path / "ok.jsonl", "-q", "--text")) == 0
+    for row in (json.loads(x) for x in (tmp_path / "ok.jsonl").read_bytes().splitlines()):
+        assert 0 < row["text"]["context_token_recall"] <= 1
