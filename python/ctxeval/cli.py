@@ -7,6 +7,7 @@ messages and exit codes live here, nothing else.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -41,6 +42,14 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 def _err(msg: str) -> None:
     print(f"ctxeval: {msg}", file=sys.stderr)
+
+
+def os_error_text(exc: OSError, where: str) -> str:
+    """An ``OSError`` in words that name the file: its own file name, else ``where`` (an
+    error raised by a write has none: "No space left on device: None" told nobody which disk
+    was full)."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    return f"{what}: {exc.filename or where}"
 
 
 # ------------------------------------------------------------------------------ evaluate
@@ -112,8 +121,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
+    except BrokenPipeError:
+        raise  # standard output piped into a program that stopped reading: see main()
     except OSError as exc:
-        _err(f"cannot write output: {exc.strerror}: {exc.filename}")
+        _err(f"cannot write output: {os_error_text(exc, out or 'standard output')}")
         return EXIT_FAILED
     if not args.quiet:
         for line in summary.lines():
@@ -265,9 +276,15 @@ def _cmd_convert(args: argparse.Namespace) -> int:
                             _err(f"{traj.instance_id}: {msg}")
                 out.write(dumps(traj))
                 n += 1
+    except BrokenPipeError:
+        raise  # standard output piped into a program that stopped reading: see main()
+    except OSError as exc:
+        _err(f"cannot write output: {os_error_text(exc, args.out)}")
+        return EXIT_FAILED
     finally:
         if out is not sys.stdout.buffer:
-            out.close()
+            with contextlib.suppress(OSError):
+                out.close()
         if repos is not None:
             repos.close()
     if not n:
@@ -436,7 +453,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_USAGE
     except OSError as exc:
-        _err(f"cannot write {exc.filename}: {exc.strerror}")
+        _err(f"cannot write {exc.filename or args.out}: {exc.strerror or exc}")
         return EXIT_FAILED
     print(f"wrote {len(written)} page{'s' * (len(written) != 1)} to {args.out}",
           file=sys.stderr)

@@ -1030,3 +1030,57 @@ def test_text_credits_nothing_when_no_gold_file_is_in_the_checkout(tmp_path: Pat
     assert main(_example_argv(tmp_path / "ok.jsonl", "-q", "--text")) == 0
     for row in (json.loads(x) for x in (tmp_path / "ok.jsonl").read_bytes().splitlines()):
         assert 0 < row["text"]["context_token_recall"] <= 1
+
+
+# ------------------------------------------------------------------------------ errors name files
+
+
+def _limited(limit: int):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def test_a_full_disk_at_the_metadata_names_it_and_leaves_no_temporary_file(
+        tmp_path: Path) -> None:
+    """'No space left on device: None', and *.meta.json.tmp-PID left behind. (RLIMIT_FSIZE
+    below the metadata's size: the kernel refuses the write as a full disk does.)"""
+    out = tmp_path / "r.jsonl"
+    got = subprocess.run([sys.executable, "-m", "ctxeval", *_example_argv(out, "-q")],
+                         capture_output=True, timeout=60, preexec_fn=_limited(600))
+    err = got.stderr.decode()
+    assert got.returncode == 1
+    assert f"ctxeval: cannot write output: File too large: {out}.meta.json" in err, err
+    assert "None" not in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no temporary file, no empty results file
+
+
+def test_a_full_disk_at_the_parquet_file_names_it_and_keeps_the_journal(
+        tmp_path: Path) -> None:
+    """The Parquet writer's errno 28 named no file. Its journal fits under the limit, the
+    Parquet file (its schema is larger than two rows) does not; the rows stay in the journal
+    and --resume with room again makes the file."""
+    out = tmp_path / "r.parquet"
+    got = subprocess.run([sys.executable, "-m", "ctxeval", *_example_argv(out, "-q")],
+                         capture_output=True, timeout=60, preexec_fn=_limited(20000))
+    err = got.stderr.decode()
+    assert got.returncode == 1
+    assert f"ctxeval: cannot write output: File too large: {out}" in err, err
+    assert "None" not in err and "Traceback" not in err
+    assert (tmp_path / "r.parquet.partial").read_bytes().count(b"\n") == 2
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+    assert main(_example_argv(out, "-q", "--resume")) == 0
+    assert out.stat().st_size > 20000 and not (tmp_path / "r.parquet.partial").exists()
+
+
+def test_standard_output_closed_early_is_not_an_error(wl: Path) -> None:
+    """``ctxeval evaluate ... | head`` said 'cannot write output: Broken pipe: None' (exit 1)."""
+    argv = [a for a in _argv(wl, Path("-"), "-q", "--no-cache") if a not in ("--out", "-")]
+    with subprocess.Popen([sys.executable, "-m", "ctxeval", *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        first = proc.stdout.read(100)
+        proc.stdout.close()  # as head does once it has its lines
+        _out, err = proc.communicate(timeout=60)
+    assert first.startswith(b'{"instance_id"')
+    assert proc.returncode == 0 and err == b"", err

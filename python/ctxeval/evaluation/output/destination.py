@@ -213,10 +213,14 @@ class Destination:
     # -- 3. rows -------------------------------------------------------------------------------
 
     def _start(self) -> None:
-        """At the first row: truncate what an earlier evaluation left, write the metadata."""
-        self._started = True
+        """At the first row: write the metadata, then truncate what an earlier evaluation left
+        (in this order: when the metadata cannot be written -- a full disk -- nothing has
+        changed yet)."""
         if self.file is None:
+            self._started = True
             return
+        self._write_meta({})
+        self._started = True
         if not self.resume:
             self.file.begin(resume=False)
             if self.sidecar is not None:
@@ -228,7 +232,6 @@ class Destination:
         self.file.keep = True
         if self.sidecar is not None:
             self.sidecar.file.keep = True
-        self._write_meta({})
 
     def write(self, line: bytes) -> None:
         """One whole row line."""
@@ -375,7 +378,10 @@ def _journal_to_parquet(journal: Path, out: Path, base: Path | None = None) -> N
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise OSError(exc.errno or errno.EIO, exc.strerror or str(exc), str(out)) from exc
+        # pyarrow's own words ("Error writing bytes to file. Detail: [errno 28] ...") name
+        # no file: the error is said again in the system's words, with the file
+        raise OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno
+                      else str(exc), str(out)) from exc
 
 
 def _batches(journal: Path) -> Iterable[list[dict[str, Any]]]:

@@ -72,7 +72,8 @@ def write_meta(out: Path, meta: dict[str, Any]) -> Path:
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise OSError(exc.errno or errno.EIO, exc.strerror or str(exc), str(path)) from exc
+        raise OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno
+                      else str(exc), str(path)) from exc
     return path
 
 
