@@ -61,7 +61,8 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
              jobs: int = 1, fetch: bool = False, resume: bool = False, text: bool = False,
              results: Mapping[str, Paths] | None = None, cache_dir: str | Path | None = None,
              incremental: bool = True, progress: bool = False, views: bool = False,
-             engine: str = "local", address: str | None = None) -> Evaluation:
+             engine: str = "local", address: str | None = None,
+             git_timeout: float | None = None) -> Evaluation:
     """Score agent runs against gold, as ``ctxeval evaluate`` does.
 
     ``runs`` maps run names to their inputs (files, directories, globs), or is a list of
@@ -82,7 +83,8 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     options: dict[str, Any] = dict(
         gold=_paths(gold), runs=specs, repos=repos, out=out, preset=preset, final_policy=final,
         all_gold=all_gold, fetch=fetch, resume=resume, progress=progress, stream=buf,
-        text=text, cache_dir=cache_dir, incremental=incremental, argv=[])
+        text=text, cache_dir=cache_dir, incremental=incremental, argv=[],
+        git_timeout=git_timeout)
     if engine == "ray":
         if views:
             raise ValueError("views=True is not available with engine='ray'")

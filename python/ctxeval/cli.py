@@ -40,6 +40,21 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32)
 
 
+#: ``--git-timeout``'s default (ctxeval.truth.gitproc.DEFAULT_TIMEOUT, without importing it).
+DEFAULT_GIT_TIMEOUT = 60.0
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
 def _err(msg: str) -> None:
     print(f"ctxeval: {msg}", file=sys.stderr)
 
@@ -99,6 +114,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         _err(f"--repos {args.repos}: not a directory (give the directory that holds the "
              "repositories or snapshots)")
         return EXIT_USAGE
+    from .truth.gitproc import timeout_from
+
+    try:
+        timeout_from(args.git_timeout)  # $CTXEVAL_GIT_TIMEOUT is checked before anything runs
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
     out = None if args.out == "-" else args.out
     from .truth.cache import default_cache_dir
 
@@ -107,7 +129,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         gold=args.gold, runs=runs, repos=args.repos, out=out, preset=args.preset,
         final_policy=args.final, all_gold=args.all_gold, fetch=args.fetch, resume=args.resume,
         fmt=args.format, progress=not args.quiet, text=args.text, cache_dir=cache_dir,
-        incremental=not args.no_incremental)
+        incremental=not args.no_incremental, git_timeout=args.git_timeout)
     try:
         if args.engine == "ray":
             from .evaluation.ray_engine import evaluate as evaluate_ray
@@ -206,7 +228,13 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "re-parsed from an earlier version's tree where the two differ little; "
                         "the definitions are the same)")
     p.add_argument("--resume", action="store_true",
-                   help="keep the rows already in --out and evaluate only the rest")
+                   help="keep the rows already in --out and evaluate only the rest (refused "
+                        "when the rows were made with other gold, --preset, --final, --text "
+                        "or ctxeval version)")
+    p.add_argument("--git-timeout", type=_seconds, metavar="S",
+                   help="seconds a git request may take before it is stopped and its "
+                        f"instances become error rows (default {DEFAULT_GIT_TIMEOUT:g}, or "
+                        "$CTXEVAL_GIT_TIMEOUT; --fetch gets ten times as long)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
                         "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
@@ -248,7 +276,8 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         except CtxevalError as exc:
             _err(str(exc))
             return EXIT_FAILED
-    repos = RepoCache(Path(args.repos), fetch=args.fetch) if args.repos else None
+    repos = RepoCache(Path(args.repos), fetch=args.fetch, git_timeout=args.git_timeout) \
+        if args.repos else None
     symbols = SymbolExtractor()
     out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")  # noqa: SIM115
     n = bad = unresolved = 0
@@ -320,6 +349,8 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gold", action="append", metavar="G",
                    help="gold giving each instance's repository and base commit")
     p.add_argument("--fetch", action="store_true", help="clone missing repositories")
+    p.add_argument("--git-timeout", type=_seconds, metavar="S",
+                   help="seconds a git request may take (as for evaluate)")
     p.set_defaults(func=_cmd_convert)
 
 

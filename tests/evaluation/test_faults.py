@@ -1084,3 +1084,79 @@ def test_standard_output_closed_early_is_not_an_error(wl: Path) -> None:
         _out, err = proc.communicate(timeout=60)
     assert first.startswith(b'{"instance_id"')
     assert proc.returncode == 0 and err == b"", err
+
+
+# ------------------------------------------------------------------------------ a git that hangs
+
+
+@pytest.fixture
+def hanging_git(tmp_path: Path) -> dict[str, str]:
+    """An environment whose ``git`` hangs (as one waiting for a lock on a network disk does):
+    a script first on PATH that writes its pid and sleeps in its own process."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    pids = tmp_path / "git-pids"
+    git = bindir / "git"
+    git.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 600\n")
+    git.chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+            "HT_GIT_PIDS": str(pids)}
+
+
+def test_a_hanging_git_becomes_error_rows_after_the_timeout(
+        wl: Path, tmp_path: Path, hanging_git: dict[str, str]) -> None:
+    """It stalled the whole evaluation for ever with 0 rows. Now each repository's first
+    request is given up after --git-timeout and its instances are error rows (a repository
+    that timed out once is not asked again); nothing is left running."""
+    from ctxeval.cli import DEFAULT_GIT_TIMEOUT
+    from ctxeval.truth.gitproc import DEFAULT_TIMEOUT
+
+    assert DEFAULT_GIT_TIMEOUT == DEFAULT_TIMEOUT
+    out = tmp_path / "out.jsonl"
+    t = time.monotonic()
+    with subprocess.Popen(_cmd(wl, out, "-q", "--no-cache", "--git-timeout", "1"),
+                          env=hanging_git, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        seen: set[int] = set()
+        while proc.poll() is None and time.monotonic() - t < 60:
+            seen |= _descendants(proc.pid)
+            time.sleep(0.05)
+        _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert time.monotonic() - t < 30  # two repositories, one second each, and the rest
+    rows = [json.loads(x) for x in out.read_bytes().splitlines()]
+    assert len(rows) == ROWS and {r["status"] for r in rows} == {"error"}
+    assert {r["error"]["kind"] for r in rows} == {"git_timeout"}
+    assert "did not answer within 1 s" in rows[0]["error"]["message"]
+    assert "--git-timeout" in rows[0]["error"]["message"]
+    _assert_all_gone(seen | {int(p) for p in Path(hanging_git["HT_GIT_PIDS"]).read_text()
+                             .split()})
+
+
+def test_a_hanging_git_dies_with_a_killed_evaluation(
+        wl: Path, tmp_path: Path, hanging_git: dict[str, str]) -> None:
+    """After a SIGKILL of ctxeval, the hung git it started was orphaned (it does not read the
+    pipes whose closing would end it): children now carry the parent-death signal."""
+    out = tmp_path / "out.jsonl"
+    pids = Path(hanging_git["HT_GIT_PIDS"])
+    with subprocess.Popen(_cmd(wl, out, "-q", "--no-cache"), env=hanging_git,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().strip()) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        hung = {int(p) for p in pids.read_text().split()}
+        assert hung and all(process_alive(p) for p in hung)
+        proc.kill()
+        proc.communicate(timeout=60)
+    _assert_all_gone(hung, within=5)
+
+
+def test_a_bad_git_timeout_is_a_usage_error(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("CTXEVAL_GIT_TIMEOUT", "soon")
+    assert main(_example_argv(tmp_path / "r.jsonl", "-q")) == 2
+    assert "$CTXEVAL_GIT_TIMEOUT must be a number of seconds, not 'soon'" in \
+        capsys.readouterr().err
+    monkeypatch.delenv("CTXEVAL_GIT_TIMEOUT")
+    assert main(_example_argv(tmp_path / "r.jsonl", "--git-timeout", "0")) == 2
+    assert "--git-timeout: must be more than 0 seconds, not 0" in capsys.readouterr().err

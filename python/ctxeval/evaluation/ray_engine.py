@@ -177,7 +177,8 @@ class UnitEvaluator:
                  fetch: bool, preset: str, final_policy: FinalPolicy, fmt: str | None,
                  text: bool, cache_dir: str | None, incremental: bool,
                  skip: set[tuple[str, str]],
-                 on_unit: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_unit: Callable[[dict[str, Any]], None] | None = None,
+                 git_timeout: float | None = None) -> None:
         self.runs = list(runs)
         self.fmt = fmt
         self.preset = preset
@@ -186,7 +187,8 @@ class UnitEvaluator:
         self._failure = False
         # The in-process scorer's warm state: the gold, repository readers, definitions.
         self.scorer = Scorer(gold, repos, preset=preset, final=final_policy, fetch=fetch,
-                             cache_dir=cache_dir, incremental=incremental, text=text)
+                             cache_dir=cache_dir, incremental=incremental, text=text,
+                             git_timeout=git_timeout)
         self.ev = self.scorer.evaluator
         self.records = self.scorer.records
 
@@ -405,7 +407,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              argv: list[str] | None = None, text: bool = False,
              cache_dir: str | Path | None = None, incremental: bool = True,
              address: str | None = None,
-             on_unit: Callable[[dict[str, Any]], None] | None = None) -> Summary:
+             on_unit: Callable[[dict[str, Any]], None] | None = None,
+             git_timeout: float | None = None) -> Summary:
     """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
     order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
     the cluster to join (default: the running Ray instance, else a local one);
@@ -436,7 +439,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                   "preset": preset, "final_policy": final_policy, "fmt": fmt, "text": text,
                   "cache_dir": str(cache_dir) if cache_dir is not None else None,
                   "incremental": incremental, "skip": skip,
-                  "on_unit": on_unit}
+                  "on_unit": on_unit, "git_timeout": git_timeout}
         writer = RowWriter(dest)
         bar = _Progress(sys.stderr, progress)
         bar.begin("ray", len(units))

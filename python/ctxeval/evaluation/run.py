@@ -506,12 +506,14 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              progress: bool = True, stream: IO[bytes] | None = None,
              argv: list[str] | None = None, text: bool = False,
              cache_dir: str | Path | None = None, incremental: bool = True,
-             views: bool = False) -> Summary:
+             views: bool = False, git_timeout: float | None = None) -> Summary:
     """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
 
     ``cache_dir`` keeps parsed definitions on disk across evaluations (None: no disk cache);
     ``incremental`` re-parses a file from its previous version's tree where it can.
     ``views`` writes what each step displayed to ``<out>.views.jsonl`` (needs ``out``).
+    ``git_timeout``: seconds a git request may take (:mod:`ctxeval.truth.gitproc`; None: the
+    default or ``$CTXEVAL_GIT_TIMEOUT``); a late one makes its instances error rows.
 
     Raises :class:`GoldError` when no gold can be loaded at all, :class:`OutputBusy` when
     another evaluation is writing ``out`` (checked first, before anything is read or
@@ -528,7 +530,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         return _evaluate(gold=gold, runs=runs, repos=repos, dest=dest, preset=preset,
                          final_policy=final_policy, all_gold=all_gold, jobs=jobs, fetch=fetch,
                          fmt=fmt, progress=progress, argv=argv, text=text,
-                         cache_dir=cache_dir, incremental=incremental, t0=t0)
+                         cache_dir=cache_dir, incremental=incremental, t0=t0,
+                         git_timeout=git_timeout)
 
 
 def start(gold_set: GoldSet, dest: Destination, settings: Settings, *, say: bool = False
@@ -566,7 +569,7 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
               dest: Destination, preset: str, final_policy: FinalPolicy, all_gold: bool,
               jobs: int, fetch: bool, fmt: str | None, progress: bool,
               argv: list[str] | None, text: bool, cache_dir: str | Path | None,
-              incremental: bool, t0: float) -> Summary:
+              incremental: bool, t0: float, git_timeout: float | None = None) -> Summary:
     """:func:`evaluate` once its output is held."""
     gold_set = load_gold(list(gold))
     settings = settings_of(gold_set, preset=preset, final_policy=final_policy, text=text,
@@ -575,7 +578,7 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
                        "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
     summary, kept = start(gold_set, dest, settings, say=progress)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
-                           cache_bytes=REPO_CACHE_BYTES)
+                           cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout)
     symbols = SymbolSettings(cache_dir, incremental).extractor()
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,

@@ -42,15 +42,16 @@ class Scorer:
     ``gold``: gold files (any format ``ctxeval evaluate --gold`` reads) or a loaded
     :class:`~ctxeval.truth.gold.GoldSet`; ``repos``: the ``--repos`` directory (git repositories are
     read at each rollout's base commit without checkout); ``cache_dir``: the on-disk
-    definition cache, shared with other processes (None: memory only). Not thread-safe: use
-    one scorer per thread or process.
+    definition cache, shared with other processes (None: memory only); ``git_timeout``:
+    seconds a git request may take (a late one makes the rollout's row an error). Not
+    thread-safe: use one scorer per thread or process.
     """
 
     def __init__(self, gold: str | Path | Sequence[str | Path] | GoldSet,
                  repos: str | Path | None = None, *, preset: str = "strict",
                  final: FinalPolicy = "declared", run: str = "rollout", fetch: bool = False,
                  cache_dir: str | Path | None = None, incremental: bool = True,
-                 text: bool = False) -> None:
+                 text: bool = False, git_timeout: float | None = None) -> None:
         if isinstance(gold, GoldSet):
             gold_set = gold
         else:
@@ -60,7 +61,7 @@ class Scorer:
         self.run = run
         self.preset = preset
         self.repos = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
-                               cache_bytes=REPO_CACHE_BYTES)
+                               cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout)
         self.evaluator = Evaluator(gold_set, self.repos, preset=preset, final_policy=final,
                                    symbols=SymbolSettings(cache_dir, incremental).extractor(),
                                    text=text)
