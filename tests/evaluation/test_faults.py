@@ -1160,3 +1160,35 @@ def test_a_bad_git_timeout_is_a_usage_error(tmp_path: Path, monkeypatch, capsys)
     monkeypatch.delenv("CTXEVAL_GIT_TIMEOUT")
     assert main(_example_argv(tmp_path / "r.jsonl", "--git-timeout", "0")) == 2
     assert "--git-timeout: must be more than 0 seconds, not 0" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ bounded error rows
+
+
+def test_error_rows_quote_excerpts_not_whole_fields(tmp_path: Path) -> None:
+    """A 200 MB base_commit was copied whole into its error row (through the OS error of a
+    file name too long), and the results file became 200 MB. (20 MB here.)"""
+    recs = [json.loads(x) for x in (EX / "gold.jsonl").read_text().splitlines()]
+    recs[0]["base_commit"] = "a" * 20_000_000
+    recs[1]["repo"] = "o/" + "r" * 20_000_000
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = tmp_path / "r.jsonl"
+    assert main(["evaluate", "--gold", str(gold), "--repos", str(EX / "repos"), "--run",
+                 f"a={EX / 'runs/agent-a.jsonl'}", "--out", str(out), "-q"]) == 0
+    lines = out.read_bytes().splitlines()
+    assert len(lines) == 2 and max(map(len, lines)) < 2000
+    first, second = (json.loads(x) for x in lines)
+    assert first["error"]["kind"] == "missing_commit"
+    assert "the base commit is not a commit id (aaaa" in first["error"]["message"]
+    assert "(20,000,000 characters in all)" in first["error"]["message"]
+    assert second["error"]["kind"] == "missing_repo"
+    assert "(20,000,002 characters in all)" in second["error"]["message"]
+
+
+def test_an_error_row_bounds_any_message(tmp_path: Path) -> None:
+    from ctxeval.evaluation.output.results import MESSAGE_LIMIT, error_row
+
+    row = error_row("i", "a", "repo_read_failed", "x" * 10_000_000)
+    assert len(row["error"]["message"]) < MESSAGE_LIMIT + 50
+    assert row["error"]["message"].endswith("(10,000,000 characters in all)")

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import RepoError
+from ..errors import RepoError, excerpt
 from ..paths import PathIndex, normalise_path, split_repo
 from .gitproc import (
     DEFAULT_TIMEOUT,
@@ -554,6 +554,15 @@ class RepoSnapshot:
         return self._index.resolve(agent_path, self.repo)
 
 
+#: The longest file name a filesystem takes (a path component longer than this cannot name a
+#: repository: trying it is an OS error, not a miss).
+_NAME_MAX = 255
+
+
+def _safe_name(name: str) -> bool:
+    return len(name.encode()) <= _NAME_MAX and _SAFE_NAME.match(name) is not None
+
+
 def _git_dir(p: Path) -> Path | None:
     """The git directory of ``p`` (non-bare ``.git`` dir or file, or ``p`` itself if bare)."""
     dot = p / ".git"
@@ -604,13 +613,17 @@ class RepoCache:
     def open(self, *, instance_id: str, repo: str | None, commit: str | None) -> RepoSnapshot:
         """The tree of ``repo`` at ``commit`` for one instance; RepoError if it is not there."""
         if self.repos_dir is None:
-            raise RepoError(f"no repository directory given (--repos) for instance {instance_id}",
-                            kind="missing_repo", field="repo")
+            raise RepoError("no repository directory given (--repos) for instance "
+                            f"{excerpt(instance_id)}", kind="missing_repo", field="repo")
         owner, name = split_repo(repo)
-        if owner is not None and not _SAFE_NAME.match(owner):
+        if owner is not None and not _safe_name(owner):
             owner = None
-        if name is not None and not _SAFE_NAME.match(name):
+        if name is not None and not _safe_name(name):
             name = None
+        if commit is not None and len(commit) > _NAME_MAX:
+            raise RepoError(f"the base commit is not a commit id ({excerpt(commit, 40)}) for "
+                            f"instance {excerpt(instance_id)}", kind="missing_commit",
+                            field="base_commit")
         tried: list[str] = []
         missing_commit: list[str] = []
 
@@ -641,20 +654,20 @@ class RepoCache:
                 return got
             tried.append(self.fetch_url.format(owner=owner, name=name))
 
-        what = f"{repo or '(no repo)'} at {commit[:12] if commit else '(no commit)'}"
+        what = f"{excerpt(repo or '(no repo)')} at {commit[:12] if commit else '(no commit)'}"
         if missing_commit:
             raise RepoError(
-                f"commit {commit} of {repo} is not in " + ", ".join(missing_commit)
-                + f" (instance {instance_id}; relative to --repos)",
+                f"commit {commit} of {excerpt(repo)} is not in " + ", ".join(missing_commit)
+                + f" (instance {excerpt(instance_id)}; relative to --repos)",
                 kind="missing_commit", field="base_commit")
         raise RepoError(
-            f"repository {what} not found for instance {instance_id}; tried (relative to "
-            f"--repos): " + ", ".join(tried), kind="missing_repo", field="repo")
+            f"repository {what} not found for instance {excerpt(instance_id)}; tried "
+            "(relative to --repos): " + ", ".join(tried), kind="missing_repo", field="repo")
 
     def _snapshot_candidates(self, instance_id: str, owner: str | None, name: str | None,
                              commit: str | None) -> list[str]:
         out = []
-        if instance_id and _SAFE_NAME.match(instance_id):
+        if instance_id and _safe_name(instance_id):
             out.append(instance_id)
         if owner and name and commit and _SAFE_REV.match(commit) and "/" not in commit:
             out.append(f"{owner}__{name}@{commit}")

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import orjson
 
 from ..._core import __version__
-from ...errors import InputError, Problem
+from ...errors import InputError, Problem, excerpt
 from .outfile import is_parquet
 from .row_ranges import in_range, kind_of, range_message, relaxed
 
@@ -44,10 +44,16 @@ def dumps_row(row: dict[str, Any]) -> bytes:
     return orjson.dumps(finite(row)) + b"\n"
 
 
+#: Longest error message a row holds: messages quote their values in excerpts
+#: (:func:`ctxeval.errors.excerpt`); this bounds one built from anything else (an OS error's
+#: file name).
+MESSAGE_LIMIT = 2000
+
+
 def error_row(instance_id: str, run: str | None, kind: str, message: str,
               **extra: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"instance_id": instance_id, "run": run, "status": "error",
-                           "error": {"kind": kind, "message": message}}
+                           "error": {"kind": kind, "message": excerpt(message, MESSAGE_LIMIT)}}
     row.update(extra)
     return row
 
