@@ -1192,3 +1192,51 @@ def test_an_error_row_bounds_any_message(tmp_path: Path) -> None:
     row = error_row("i", "a", "repo_read_failed", "x" * 10_000_000)
     assert len(row["error"]["message"]) < MESSAGE_LIMIT + 50
     assert row["error"]["message"].endswith("(10,000,000 characters in all)")
+
+
+# ------------------------------------------------------------------------------ deep JSON
+
+
+def _nested(depth: int, leaf: str = "1") -> str:
+    return '{"a":' * depth + leaf + "}" * depth
+
+
+def test_gold_nested_ten_thousand_levels_is_an_error_not_a_traceback(tmp_path: Path,
+                                                                     capsys) -> None:
+    """RecursionError in truth/gold/__init__.py (json.loads)."""
+    for name, text in (("array.jsonl", '{"instance_id": "x", "gold_context": '
+                        + "[" * 10_000 + "]" * 10_000 + "}\n"),
+                       ("lines.jsonl", (EX / "gold.jsonl").read_text()
+                        + '{"instance_id": "y", "gold_context": ' + _nested(10_000) + "}\n")):
+        gold = tmp_path / name
+        gold.write_text(text)
+        code = main(["evaluate", "--gold", str(gold), "--repos", str(EX / "repos"), "--run",
+                     f"a={EX / 'runs/agent-a.jsonl'}", "--out", str(tmp_path / "r.jsonl")])
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "RecursionError" not in err, err
+        if name == "array.jsonl":
+            assert code == 1 and "nested too deeply" in err, err
+        else:  # the one deep line is skipped and said to be; the rest is evaluated
+            assert code == 0 and "nested too deeply" in err, err
+
+
+@pytest.mark.parametrize("depth", [10_000, 1_020])
+def test_a_results_row_nested_deep_is_an_error_in_every_reader(files, tmp_path: Path,
+                                                               depth: int, capsys) -> None:
+    """report, compare, view and --resume raised RecursionError on a row nested 10,000
+    levels (orjson refuses past 1,024; below that the row check walked past Python's
+    stack)."""
+    row = files["results"].read_text().splitlines()[0]
+    deep = row.replace('"usage":{', '"usage":{"x":' + _nested(depth) + ",", 1)
+    assert deep != row
+    bad = tmp_path / "results.jsonl"
+    bad.write_text(deep + "\n")
+    side = tmp_path / "results.views.jsonl"
+    side.write_bytes(files["views"].read_bytes())
+    for argv in (["report", str(bad)], ["compare", str(bad)],
+                 ["view", str(bad), "--out", str(tmp_path / "pages")],
+                 _example_argv(bad, "--resume", "-q")):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 1, (argv, err)
+        assert err.startswith(f"ctxeval: {bad}") and "Traceback" not in err, err

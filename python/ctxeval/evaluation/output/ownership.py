@@ -154,5 +154,11 @@ def _looks(path: Path, head: bytes) -> str:
     looks = describe(path, _first_record(head) if not head.startswith(b"PAR1") else None)
     if looks:
         return looks
-    first = head.split(b"\n", 1)[0][:40].decode("utf-8", "replace")
+    line = next((ln for ln in head.split(b"\n") if ln.strip()), b"")
+    first = line[:40].decode("utf-8", "replace")
+    if line.lstrip().startswith((b"{", b"[")):
+        try:
+            orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            return f"a file whose first line is not valid JSON ({exc}; it begins {first!r})"
     return f"something else (it begins {first!r})"

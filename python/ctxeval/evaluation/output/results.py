@@ -87,10 +87,13 @@ _BOOL_LEAVES = frozenset({"patch_exact_match"})
 
 
 _NUMBERS = (int, float)
+#: Deepest a metric section nests (``trajectory.steps[k].coverage.line`` is 4): anything deeper
+#: is not a metric, and walking it would exhaust Python's stack (a row nested 10,000 levels).
+MAX_DEPTH = 16
 
 
 def _metrics_ok(value: Any, leaf: str = "", steps: bool = False, parent: str = "",
-                loose: bool = False) -> bool:
+                loose: bool = False, depth: int = 0) -> bool:
     """Whether a metric section is well formed: what :func:`_metric_problem` checks, without
     building a path per value (a report reads thousands of rows of ~50 steps each). ``steps``:
     ``value`` is ``trajectory`` or its ``steps``, where the one list may be; ``parent``: the
@@ -101,32 +104,37 @@ def _metrics_ok(value: Any, leaf: str = "", steps: bool = False, parent: str = "
         return True
     if t is int or t is float:
         return in_range(value, kind_of(leaf, parent), loose)
+    if (t is dict or t is list) and depth > MAX_DEPTH:
+        return False
     if t is dict:
         for k, v in value.items():
             tv = type(v)
             if tv is int or tv is float:
                 if not in_range(v, kind_of(k, leaf), loose):
                     return False
-            elif v is not None and not _metrics_ok(v, k, steps and k == "steps", leaf, loose):
+            elif v is not None and not _metrics_ok(v, k, steps and k == "steps", leaf, loose,
+                                                   depth + 1):
                 return False
         return True
     if t is list:
-        return steps and all(type(v) is dict and _metrics_ok(v, "", False, leaf, loose)
-                             for v in value)
+        return steps and all(type(v) is dict and _metrics_ok(v, "", False, leaf, loose,
+                                                             depth + 1) for v in value)
     if t is str:
         return leaf in _TEXT_LEAVES
     return t is bool and leaf in _BOOL_LEAVES
 
 
 def _metric_problem(value: Any, path: str, leaf: str, parent: str = "",
-                    loose: bool = False) -> tuple[str, str] | None:
+                    loose: bool = False, depth: int = 0) -> tuple[str, str] | None:
     """(field, message) of the first value under ``path`` that a metric section cannot hold
     (a type, or a value out of its metric's range)."""
     if value is None:
         return None
+    if depth > MAX_DEPTH and isinstance(value, (dict, list)):
+        return path, f"a metric section nests at most {MAX_DEPTH} levels; this is deeper"
     if isinstance(value, dict):
         for k, v in value.items():
-            bad = _metric_problem(v, f"{path}.{k}", str(k), leaf, loose)
+            bad = _metric_problem(v, f"{path}.{k}", str(k), leaf, loose, depth + 1)
             if bad is not None:
                 return bad
         return None
@@ -136,7 +144,7 @@ def _metric_problem(value: Any, path: str, leaf: str, parent: str = "",
         for i, v in enumerate(value):
             if not isinstance(v, dict):
                 return f"{path}[{i}]", "a step must be an object"
-            bad = _metric_problem(v, f"{path}[{i}]", "", leaf, loose)
+            bad = _metric_problem(v, f"{path}[{i}]", "", leaf, loose, depth + 1)
             if bad is not None:
                 return bad
         return None

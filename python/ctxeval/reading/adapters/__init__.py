@@ -94,7 +94,9 @@ def detect(path: Path) -> ModuleType:
         try:
             if mod.detect(path, head):
                 return mod
-        except AdapterError:
+        except (AdapterError, ValueError, UnicodeError, RecursionError):
+            # a file no detector can look at (absurdly nested JSON: RecursionError in json)
+            # is not that detector's format
             continue
     raise AdapterError("no adapter recognises this input (use --format to force one)",
                        path=str(path))

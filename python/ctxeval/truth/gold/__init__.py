@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,7 +97,11 @@ def load_gold(paths: Sequence[str | Path]) -> GoldSet:
         out.sources.append((label, digest))
         kept = 0
         for ctx, rec in records:
-            inst = _parse_record(rec, ctx)
+            try:
+                inst = _parse_record(rec, ctx)
+            except RecursionError:  # a value nested too deeply for the parsers' walk
+                ctx.report(BAD, "not a gold record: a value is nested too deeply; skipped")
+                inst = None
             out.problems += ctx.problems
             if inst is None:
                 continue
@@ -167,6 +172,10 @@ def _file_records(path: Path, label: str,
             whole = json.loads(text)
         except ValueError:
             whole = None  # several objects, one a line
+        except RecursionError:  # nested past Python's limit: no gold record looks like that
+            raise GoldError("not a gold file: its JSON is nested too deeply to be gold "
+                            f"(more than {sys.getrecursionlimit()} levels)", path=label) \
+                from None
         if isinstance(whole, list):
             for k, rec in enumerate(whole, start=1):
                 yield RowCtx(label, k), rec
@@ -182,6 +191,10 @@ def _file_records(path: Path, label: str,
             rec = json.loads(line)
         except ValueError as exc:
             problems.append(Problem(BAD, f"not a JSON line ({exc}); skipped", label, lineno))
+            continue
+        except RecursionError:
+            problems.append(Problem(BAD, "not a gold record: its JSON is nested too deeply; "
+                                    "skipped", label, lineno))
             continue
         found = True
         yield RowCtx(label, lineno), rec
