@@ -179,7 +179,13 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                "--out is held for the whole run: a second evaluation given the same file "
                "stops at once, naming the process that holds it. Rows are written whole; an "
                "interrupted run (Ctrl-C, SIGTERM, SIGHUP, even SIGKILL) is finished by the "
-               "same command with --resume.")
+               "same command with --resume. Only a file that holds results is written over.\n\n"
+               "examples:\n"
+               "  ctxeval evaluate --gold gold.jsonl --run agent-a=runs/a --run agent-b=runs/b \\\n"
+               "      --repos repos/ --out results.jsonl\n"
+               "  ctxeval evaluate --gold gold.parquet --pred trajs/ --repos repos/ \\\n"
+               "      --out results.parquet --preset contextbench -j 2\n"
+               "  ctxeval evaluate ... --out results.jsonl --resume    # finish a stopped run")
     p.add_argument("--gold", action="append", required=True, metavar="G",
                    help="gold file or directory (neutral JSONL, ContextBench parquet/JSON/"
                         "annot.json, SWE-bench records); repeatable")
@@ -192,7 +198,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                    help="benchmark results giving resolved status (SWE-bench report JSON, a "
                         "run summary with resolved ids, or a directory of them) for run NAME, "
                         "or for every run without NAME; repeatable")
-    p.add_argument("--repos", metavar="DIR", help="directory of repositories or snapshots")
+    p.add_argument("--repos", metavar="DIR", required=True,
+                   help="directory of the repositories or snapshots (required: every "
+                        "instance's files are read at its base commit; with --fetch, where "
+                        "missing ones are cloned)")
     p.add_argument("--fetch", action="store_true",
                    help="clone missing repositories (blobless) into --repos")
     p.add_argument("--out", default="-", metavar="FILE",
@@ -333,7 +342,14 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
         help="convert agent outputs to the neutral trajectory format",
         description="Read agent outputs in their own formats and write neutral trajectory "
                     "JSONL (ctxeval-trajectory/1), one line per (run, instance).",
-        epilog="Formats (detected per file or directory): " + ", ".join(formats()))
+        epilog="Formats (detected per file or directory): " + ", ".join(formats())
+               + "\n\nexamples:\n"
+                 "  ctxeval convert run/*.traj.json --out trajs.jsonl\n"
+                 "  ctxeval convert outputs/ --format swe-agent --run gpt4 --out trajs.jsonl\n"
+                 "  ctxeval convert run/ --repos repos/ --gold gold.jsonl --out resolved.jsonl"
+                 "   # suffix paths, symbols and printed text as line views\n"
+                 "  ctxeval convert session.jsonl --instance-id django__django-11099 "
+                 "--out trajs.jsonl")
     p.add_argument("inputs", nargs="+", help="files, directories or globs")
     p.add_argument("--out", default="-", help="output JSONL (default: standard output)")
     p.add_argument("--format", metavar="F", help="force one input format")
@@ -375,7 +391,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                 if len(action) > 100:
                     action = action[:97] + "..."
                 sub = f" (subagent {s.subagent})" if s.subagent else ""
-                print(f"  [{s.index}] {s.tool or '-'}{sub}: {action}")
+                print(f"  [{s.index + 1}] {s.tool or '-'}{sub}: {action}")
                 for v in s.views:
                     rng = "file only" if v.file_only else \
                         f"{v.start_line}-{'end' if v.end_line is None else v.end_line}"
@@ -405,11 +421,19 @@ def _add_inspect(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("inspect", formatter_class=_Formatter,
                        help="show a trajectory's steps and what each displayed",
                        description="Show the steps of a trajectory (any supported format) with "
-                                   "the views, symbol views and edits read from each.")
+                                   "the views, symbol views and edits read from each. Steps "
+                                   "are numbered from 1, as in result rows and 'ctxeval view'.",
+                       epilog="examples:\n"
+                              "  ctxeval inspect run/django__django-11099.traj.json\n"
+                              "  ctxeval inspect trajs.jsonl --instance django__django-11099\n"
+                              "  ctxeval inspect run.traj --preset contextbench   # as the "
+                              "ContextBench evaluator reads it")
     p.add_argument("traj", help="trajectory file or directory")
     p.add_argument("--instance", metavar="ID", help="only this instance")
     p.add_argument("--format", metavar="F", help="force one input format")
-    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict")
+    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
+                   help="read as ctxeval does (strict, default) or as the ContextBench "
+                        "evaluator does (its steps and final context)")
     p.set_defaults(func=_cmd_inspect)
 
 
@@ -419,6 +443,7 @@ def _add_inspect(sub: argparse._SubParsersAction) -> None:
 def _cmd_symbols(args: argparse.Namespace) -> int:
     import orjson
 
+    from .truth.grammars import normalise_lang
     from .truth.symbols import extract, format_symbols, language_for_path, symbols_json
 
     try:
@@ -426,6 +451,11 @@ def _cmd_symbols(args: argparse.Namespace) -> int:
     except OSError as exc:
         _err(f"{args.file}: {exc.strerror}")
         return EXIT_FAILED
+    if args.lang is not None and normalise_lang(args.lang) is None:
+        from .truth.grammars import GRAMMARS
+
+        _err(f"unknown language {args.lang!r}; one of: {', '.join(GRAMMARS)}")
+        return EXIT_USAGE
     lang = args.lang or language_for_path(args.file)
     defs = extract(data, args.file, preset=args.preset, lang=args.lang)
     if defs is None:
@@ -440,12 +470,19 @@ def _cmd_symbols(args: argparse.Namespace) -> int:
 
 
 def _add_symbols(sub: argparse._SubParsersAction) -> None:
+    from .truth.grammars import GRAMMARS
+
     p = sub.add_parser("symbols", formatter_class=_Formatter,
                        help="list the definitions tree-sitter finds in a file",
                        description="List the definitions (the units of the symbol "
-                                   "granularity) that ctxeval finds in a source file.")
-    p.add_argument("file")
-    p.add_argument("--lang", help="language, when the extension does not say")
+                                   "granularity) that ctxeval finds in a source file.",
+                       epilog="examples:\n"
+                              "  ctxeval symbols src/module.py\n"
+                              "  ctxeval symbols lib/shapes.h --lang cpp --json\n"
+                              "  ctxeval symbols src/module.py --preset contextbench")
+    p.add_argument("file", help="the source file")
+    p.add_argument("--lang", help="language, when the extension does not say: "
+                                  + ", ".join(GRAMMARS) + " (or js, ts, py, c++, c#, rs, rb, kt)")
     p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
                    help="which definition kinds count")
     p.add_argument("--json", action="store_true", help="one JSON array of objects")

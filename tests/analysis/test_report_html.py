@@ -81,6 +81,10 @@ def test_page_without_matplotlib_says_so(results: Path,
     assert "<svg" not in text
     assert "plots need matplotlib" in text
     assert 'id="table-leaderboard"' in text
+    # said under the title, before the tables; no "Plots" section over nothing (it showed as
+    # a large blank area at the end of the page, issue 23)
+    assert text.index("plots need matplotlib") < text.index('id="table-leaderboard"')
+    assert 'id="plots"' not in text and "<h2>Plots</h2>" not in text
 
 
 def _chromium() -> str | None:
