@@ -229,7 +229,8 @@ def test_without_the_extra_the_engine_says_how_to_get_it(monkeypatch, tmp_path):
                             runs=[RunSpec("a", [str(EX / "runs")])], repos=str(EX / "repos"),
                             out=tmp_path / "r.jsonl", progress=False)
     assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--pred", str(EX / "runs"),
-                 "--engine", "ray", "--out", str(tmp_path / "r.jsonl"), "-q"]) == 1
+                 "--repos", str(EX / "repos"), "--engine", "ray",
+                 "--out", str(tmp_path / "r.jsonl"), "-q"]) == 1
 
 
 def test_duplicate_trajectories_give_the_local_engines_one_row(ray_local, tmp_path):

@@ -72,7 +72,8 @@ def _wrap(text: str) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from . import FORMATS
-    from .leaderboard import COLUMNS, DEFAULT_METRICS
+    from .column_sets import COLUMN_SETS
+    from .leaderboard import COLUMNS
 
     p = sub.add_parser(
         "report", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -83,10 +84,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "sizes, AUC-coverage, redundancy, resolved rate, usage and cost. The exploration "
             "view shows how each run explored: steps, lines per step, re-reads, steps to the "
             "first gold file and line, evidence drop.", 79),
-        epilog="metrics (--metrics, comma-separated keys or patterns such as 'line.*'):\n"
-               + _wrap(", ".join(COLUMNS)) + "\ndefault:\n" + _wrap(", ".join(DEFAULT_METRICS))
+        epilog="column sets (--metrics NAME; mix them with columns: 'default,in*'):\n"
+               + "\n".join(_wrap(f"{name}: {', '.join(keys)}") for name, keys
+                           in COLUMN_SETS.items())
+               + "\n" + _wrap("all: every column") + "\n"
+               + _wrap("contextbench is the ContextBench paper's main table (add --preset "
+                       "contextbench when evaluating for its conventions); default fits a "
+                       "100-column terminal and a LaTeX page")
+               + "\n\ncolumns (--metrics, comma-separated keys or patterns such as 'line.*'):\n"
+               + _wrap(", ".join(COLUMNS))
                + "\n\nexamples:\n  ctxeval report results.jsonl\n"
                  "  ctxeval report results.jsonl --format latex --by language --ci\n"
+                 "  ctxeval report results.jsonl --metrics contextbench --format latex\n"
+                 "  ctxeval report results.jsonl --metrics default,usage\n"
                  "  ctxeval report results.jsonl --view exploration --format md\n"
                  "  ctxeval report results.jsonl --format html --out report.html\n"
                  "  ctxeval view results.jsonl --out view/ && ctxeval report results.jsonl "
@@ -105,8 +115,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--by", metavar="FIELD",
                    help="split rows by a row field: language, source, repo or any (dotted) "
                         "field")
-    p.add_argument("--metrics", metavar="M1,M2",
-                   help="leaderboard columns (keys or patterns; see below)")
+    p.add_argument("--metrics", metavar="SET|COLUMNS",
+                   help="leaderboard columns: names of column sets, keys or patterns, "
+                        "comma-separated (default: the set 'default'; see below)")
     agg = p.add_mutually_exclusive_group()
     agg.add_argument("--macro", dest="micro", action="store_false",
                      help="macro means over instances, nulls left out (default)")
