@@ -386,12 +386,12 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             shown += 1
             print(f"== {t.instance_id}  run={t.run or '-'}  agent={t.agent or '-'}  "
                   f"model={t.model or '-'}  steps={len(t.steps)}  ({res.fmt})")
-            for s in t.steps:
+            for number, s in enumerate(t.steps, start=1):  # as rows and the viewer number
                 action = " ".join(s.action.split())
                 if len(action) > 100:
                     action = action[:97] + "..."
                 sub = f" (subagent {s.subagent})" if s.subagent else ""
-                print(f"  [{s.index + 1}] {s.tool or '-'}{sub}: {action}")
+                print(f"  [{number}] {s.tool or '-'}{sub}: {action}")
                 for v in s.views:
                     rng = "file only" if v.file_only else \
                         f"{v.start_line}-{'end' if v.end_line is None else v.end_line}"
