@@ -129,7 +129,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         gold=args.gold, runs=runs, repos=args.repos, out=out, preset=args.preset,
         final_policy=args.final, all_gold=args.all_gold, fetch=args.fetch, resume=args.resume,
         fmt=args.format, progress=not args.quiet, text=args.text, cache_dir=cache_dir,
-        incremental=not args.no_incremental, git_timeout=args.git_timeout)
+        incremental=not args.no_incremental, git_timeout=args.git_timeout,
+        notices=True)
     try:
         if args.engine == "ray":
             from .evaluation.ray_engine import evaluate as evaluate_ray

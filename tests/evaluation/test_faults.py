@@ -528,6 +528,8 @@ def test_replacing_earlier_results_says_so(tmp_path: Path, capsys) -> None:
     assert "--resume" in err
     assert main(_example_argv(out, "--resume")) == 0
     assert "replacing" not in capsys.readouterr().err
+    assert main(_example_argv(out, "-q")) == 0  # said even with --quiet: it is a warning
+    assert "replacing the 2 rows" in capsys.readouterr().err
 
 
 def test_a_run_that_evaluates_nothing_leaves_nothing_behind(tmp_path: Path, capsys) -> None:

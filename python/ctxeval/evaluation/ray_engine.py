@@ -408,7 +408,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              cache_dir: str | Path | None = None, incremental: bool = True,
              address: str | None = None,
              on_unit: Callable[[dict[str, Any]], None] | None = None,
-             git_timeout: float | None = None) -> Summary:
+             git_timeout: float | None = None, notices: bool | None = None) -> Summary:
     """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
     order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
     the cluster to join (default: the running Ray instance, else a local one);
@@ -427,7 +427,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                            "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
         summary, kept = start(gold_set, dest, settings_of(gold_set, preset=preset,
                                                           final_policy=final_policy,
-                                                          text=text, fmt=fmt), say=progress)
+                                                          text=text, fmt=fmt),
+                              say=progress if notices is None else notices)
         skip = kept.done()
         units = plan_units(runs, fmt)
         if not ray.is_initialized():

@@ -506,7 +506,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              progress: bool = True, stream: IO[bytes] | None = None,
              argv: list[str] | None = None, text: bool = False,
              cache_dir: str | Path | None = None, incremental: bool = True,
-             views: bool = False, git_timeout: float | None = None) -> Summary:
+             views: bool = False, git_timeout: float | None = None,
+             notices: bool | None = None) -> Summary:
     """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
 
     ``cache_dir`` keeps parsed definitions on disk across evaluations (None: no disk cache);
@@ -514,6 +515,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     ``views`` writes what each step displayed to ``<out>.views.jsonl`` (needs ``out``).
     ``git_timeout``: seconds a git request may take (:mod:`ctxeval.truth.gitproc`; None: the
     default or ``$CTXEVAL_GIT_TIMEOUT``); a late one makes its instances error rows.
+    ``notices``: say on standard error, at once, that the rows of an earlier evaluation are
+    being replaced (default: ``progress``; the command says it even with ``--quiet``).
 
     Raises :class:`GoldError` when no gold can be loaded at all, :class:`OutputBusy` when
     another evaluation is writing ``out`` (checked first, before anything is read or
@@ -531,7 +534,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                          final_policy=final_policy, all_gold=all_gold, jobs=jobs, fetch=fetch,
                          fmt=fmt, progress=progress, argv=argv, text=text,
                          cache_dir=cache_dir, incremental=incremental, t0=t0,
-                         git_timeout=git_timeout)
+                         git_timeout=git_timeout,
+                         notices=progress if notices is None else notices)
 
 
 def start(gold_set: GoldSet, dest: Destination, settings: Settings, *, say: bool = False
@@ -569,14 +573,15 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
               dest: Destination, preset: str, final_policy: FinalPolicy, all_gold: bool,
               jobs: int, fetch: bool, fmt: str | None, progress: bool,
               argv: list[str] | None, text: bool, cache_dir: str | Path | None,
-              incremental: bool, t0: float, git_timeout: float | None = None) -> Summary:
+              incremental: bool, t0: float, git_timeout: float | None = None,
+              notices: bool = False) -> Summary:
     """:func:`evaluate` once its output is held."""
     gold_set = load_gold(list(gold))
     settings = settings_of(gold_set, preset=preset, final_policy=final_policy, text=text,
                            fmt=fmt)
     dest.meta_extra = {"command": command_line(argv),
                        "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
-    summary, kept = start(gold_set, dest, settings, say=progress)
+    summary, kept = start(gold_set, dest, settings, say=notices)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
                            cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout)
     symbols = SymbolSettings(cache_dir, incremental).extractor()
