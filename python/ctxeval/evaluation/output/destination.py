@@ -52,12 +52,13 @@ from ...filekinds import special_kind
 from . import ownership
 from .meta import (
     Settings,
+    commit_meta,
     conflict_error,
     meta_path,
     read_meta,
     resume_conflicts,
     rows_conflicts,
-    write_meta,
+    stage_meta,
 )
 from .outfile import LineFile, is_parquet, partial_path
 from .resume_scan import Kept, scan_parquet, scan_rows
@@ -213,22 +214,31 @@ class Destination:
     # -- 3. rows -------------------------------------------------------------------------------
 
     def _start(self) -> None:
-        """At the first row: write the metadata, then truncate what an earlier evaluation left
-        (in this order: when the metadata cannot be written -- a full disk -- nothing has
-        changed yet)."""
+        """At the first row: the metadata is written aside, what an earlier evaluation left is
+        truncated, then the metadata takes its place. In this order, a write that fails (a
+        full disk) has changed nothing, and no moment leaves earlier rows beside metadata
+        that does not describe them (which ``--resume`` would trust)."""
         if self.file is None:
             self._started = True
             return
-        self._write_meta({})
+        assert self.path is not None
+        staged = self._stage_meta({})
+        try:
+            if not self.resume:
+                if self.parquet and self.path.exists():
+                    # Replaced, as a JSONL output is truncated: left beside the new journal,
+                    # it would be taken for rows the journal adds to. Removed before the
+                    # journal is emptied, so that no moment leaves it beside new rows.
+                    self.path.unlink()
+                self.file.begin(resume=False)
+                if self.sidecar is not None:
+                    self.sidecar.begin(resume=False)
+            commit_meta(staged, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                staged.unlink()
+            raise
         self._started = True
-        if not self.resume:
-            self.file.begin(resume=False)
-            if self.sidecar is not None:
-                self.sidecar.begin(resume=False)
-            if self.parquet and self.path is not None and self.path.exists():
-                # Replaced, as a JSONL output is truncated: left beside the new journal, it
-                # would be taken for rows the journal adds to.
-                self.path.unlink()
         self.file.keep = True
         if self.sidecar is not None:
             self.sidecar.file.keep = True
@@ -282,11 +292,15 @@ class Destination:
             self.file.path.unlink()
 
     def _write_meta(self, extra: dict[str, Any]) -> None:
+        assert self.path is not None
+        commit_meta(self._stage_meta(extra), self.path)
+
+    def _stage_meta(self, extra: dict[str, Any]) -> Path:
         assert self.path is not None and self.settings is not None
         from .results import finite
 
         meta = {**self.settings.to_meta(), **self.meta_extra, **extra}
-        write_meta(self.path, finite(meta))
+        return stage_meta(self.path, finite(meta))
 
     def close(self) -> None:
         """Release the output (a file created here that got no row is removed again)."""

@@ -60,14 +60,27 @@ class Settings:
                 "gold_sources": [{"path": p, "sha256": h} for p, h in self.gold_sources]}
 
 
-def write_meta(out: Path, meta: dict[str, Any]) -> Path:
-    """Write ``<out>.meta.json`` (aside, then renamed into place: a crash never leaves half a
-    file, and a failed write leaves no temporary file); an ``OSError`` names the file."""
+def stage_meta(out: Path, meta: dict[str, Any]) -> Path:
+    """``<out>.meta.json`` written beside its place, not yet in it (:func:`commit_meta` puts it
+    there): a crash never leaves half a file, the write that can fail (a full disk) comes
+    before anything else changes, and a failed write leaves no temporary file; an ``OSError``
+    names the file."""
     path = meta_path(out)
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    data = orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n"
     try:
-        tmp.write_bytes(data)
+        tmp.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno
+                      else str(exc), str(path)) from exc
+    return tmp
+
+
+def commit_meta(tmp: Path, out: Path) -> Path:
+    """Rename staged metadata into place (a rename needs no room on the disk)."""
+    path = meta_path(out)
+    try:
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
