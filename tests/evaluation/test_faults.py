@@ -724,6 +724,9 @@ def test_report_compare_and_convert_outputs_never_overwrite_data(tmp_path: Path,
     converted = tmp_path / "trajs.jsonl"
     for _ in range(2):
         assert main(["convert", str(EX / "runs/agent-a.jsonl"), "--out", str(converted)]) == 0
+    # a stream is written to, not checked (convert --out /dev/stdout | ...)
+    got = _ctxeval("convert", str(EX / "runs/agent-a.jsonl"), "--out", "/dev/stdout")
+    assert got.returncode == 0 and got.stdout.count(b"\n") == 2
 
 
 # ------------------------------------------------------------------------------ --resume honesty

@@ -67,6 +67,8 @@ def check_ours(path: str | Path, kind: Kind) -> None:
         raise InputError(f"refusing to write: the {_FLAG[kind]} is a directory", path=str(p))
     other = special_kind(p)
     if other is not None:
+        if kind in ("report", "trajectories"):
+            return  # written as a stream, never read back (convert --out /dev/stdout)
         raise InputError(f"refusing to write: the {_FLAG[kind]} is {other}, not a file",
                          path=str(p))
     try:
