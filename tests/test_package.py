@@ -217,3 +217,12 @@ def test_the_readme_synopsis_says_what_the_commands_need():
     evaluate = synopsis.split("ctxeval evaluate", 1)[1].split("ctxeval report", 1)[0]
     assert "--repos DIR" in evaluate and "[--repos" not in evaluate
     assert main(["evaluate", "--gold", "g.jsonl", "--run", "a=r.jsonl"]) == 2  # no --repos
+
+
+@pytest.mark.parametrize("cmd", [None, *COMMANDS])
+def test_every_help_fits_a_terminal(cmd, capsys, monkeypatch):
+    """--help prose was written as one line per paragraph (evaluate's: 371 characters)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main([cmd, "--help"] if cmd else ["--help"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100, cmd

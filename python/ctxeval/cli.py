@@ -36,8 +36,26 @@ Run 'ctxeval COMMAND --help' for the options of a command.
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help that fits a terminal: prose paragraphs of descriptions and epilogs are wrapped to
+    its width; indented blocks (examples, tables) are kept as written."""
+
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=32)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out = []
+        for para in text.split("\n\n"):
+            lines = para.splitlines()
+            if not lines or any(ln.startswith(" ") for ln in lines) or (len(lines) > 1 and \
+                    lines[0].rstrip().endswith(":")):
+                out.append("\n".join(indent + ln for ln in lines))
+            else:
+                out.append(textwrap.fill(" ".join(para.split()), width,
+                                         initial_indent=indent, subsequent_indent=indent,
+                                         break_on_hyphens=False))
+        return "\n\n".join(out)
 
 
 #: ``--git-timeout``'s default (ctxeval.truth.gitproc.DEFAULT_TIMEOUT, without importing it).
@@ -347,8 +365,9 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
                + "\n\nexamples:\n"
                  "  ctxeval convert run/*.traj.json --out trajs.jsonl\n"
                  "  ctxeval convert outputs/ --format swe-agent --run gpt4 --out trajs.jsonl\n"
-                 "  ctxeval convert run/ --repos repos/ --gold gold.jsonl --out resolved.jsonl"
-                 "   # suffix paths, symbols and printed text as line views\n"
+                 "  ctxeval convert run/ --repos repos/ --gold gold.jsonl "
+                 "--out resolved.jsonl\n"
+                 "      # with --repos: suffix paths, symbols and printed text as line views\n"
                  "  ctxeval convert session.jsonl --instance-id django__django-11099 "
                  "--out trajs.jsonl")
     p.add_argument("inputs", nargs="+", help="files, directories or globs")
@@ -427,8 +446,8 @@ def _add_inspect(sub: argparse._SubParsersAction) -> None:
                        epilog="examples:\n"
                               "  ctxeval inspect run/django__django-11099.traj.json\n"
                               "  ctxeval inspect trajs.jsonl --instance django__django-11099\n"
-                              "  ctxeval inspect run.traj --preset contextbench   # as the "
-                              "ContextBench evaluator reads it")
+                              "  ctxeval inspect run.traj --preset contextbench\n"
+                              "      # as the ContextBench evaluator reads it")
     p.add_argument("traj", help="trajectory file or directory")
     p.add_argument("--instance", metavar="ID", help="only this instance")
     p.add_argument("--format", metavar="F", help="force one input format")

@@ -99,8 +99,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                  "  ctxeval report results.jsonl --metrics default,usage\n"
                  "  ctxeval report results.jsonl --view exploration --format md\n"
                  "  ctxeval report results.jsonl --format html --out report.html\n"
-                 "  ctxeval view results.jsonl --out view/ && ctxeval report results.jsonl "
-                 "--format html --out report.html --link-views view/\n"
+                 "  ctxeval view results.jsonl --out view/ && \\\n"
+                 "      ctxeval report results.jsonl --format html --out report.html "
+                 "--link-views view/\n"
                  "  ctxeval report results.jsonl --plots plots/")
     p.add_argument("results", nargs="+",
                    help="results (JSONL or Parquet) written by 'ctxeval evaluate'")
