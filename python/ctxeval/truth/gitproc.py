@@ -12,13 +12,17 @@ Two faults of real machines shape this module:
   needed it become error rows (``git_timeout``); a repository whose git timed out once is not
   asked again in that run (its next instances fail at once instead of waiting again).
 * **A git left behind** when ctxeval is killed (SIGKILL: no handler runs). A ``cat-file`` that
-  is idle exits as its pipes close, but a hung one does not read its pipes. Every git child is
-  started with the kernel's parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``): set by
-  ``setpriv --pdeathsig KILL`` (util-linux) in front of the command where it is installed --
-  an ``exec`` costs ~2.5 ms, where a ``preexec_fn`` makes Python fork instead of vfork and
-  costs ~30 ms per child of a large process -- else, on Linux, by a ``preexec_fn`` for the
-  long-lived ``cat-file`` processes only (few and far between). Elsewhere there is no such
-  signal, and the deadlines still hold.
+  is idle exits as its pipes close, but a hung one does not read its pipes. The long-lived
+  ``cat-file`` processes are started with the kernel's parent-death signal
+  (``prctl(PR_SET_PDEATHSIG, SIGKILL)``): set by ``setpriv --pdeathsig KILL`` (util-linux) in
+  front of the command where it is installed, else, on Linux, by a ``preexec_fn`` (which makes
+  Python fork instead of vfork: ~30 ms per child of a 400 MB process; these processes are few).
+  The short-lived commands (``ls-tree``, one per commit read, 1,254 in a 1,250-row run;
+  ``clone`` and ``fetch``) are not: ``setpriv``'s extra ``exec`` cost 1 ms of CPU each there,
+  8% of the run's. They are killed by their timeout, and by ``subprocess.run`` when ctxeval is
+  interrupted; only one that hangs when ctxeval is killed outright outlives it (until its
+  timeout would have come, or whatever it waits for does). Elsewhere than Linux there is no
+  such signal, and the deadlines still hold.
 
 The parent-death signal follows the *thread* that started the child (``prctl(2)``): a child
 started by a thread that ends before the run does is killed with it, and is started again at
@@ -109,12 +113,6 @@ def _prctl() -> Callable[[], None] | None:
     return set_pdeathsig
 
 
-def command(argv: list[str]) -> list[str]:
-    """``argv`` (a git command line) started so that it dies with ctxeval, where the machine
-    can do that without a ``preexec_fn``."""
-    return [*_setpriv(), *argv]
-
-
 def popen_long_lived(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """A long-lived git process (``cat-file --batch``) that dies with ctxeval: ``setpriv``
     where there is one, else the ``preexec_fn`` (these processes are few)."""
@@ -128,8 +126,7 @@ def run(argv: list[str], *, timeout: float, what: str, **kwargs: Any
     """A short-lived git command, its output captured; :class:`GitTimeout` when it takes longer
     than ``timeout`` (it is killed). ``what`` names it in the message."""
     try:
-        return subprocess.run(command(argv), capture_output=True, timeout=timeout, check=False,
-                              **kwargs)
+        return subprocess.run(argv, capture_output=True, timeout=timeout, check=False, **kwargs)
     except subprocess.TimeoutExpired:
         raise GitTimeout(f"{what}: git did not finish within {timeout:g} s and was stopped "
                          f"(--git-timeout)") from None
@@ -148,8 +145,10 @@ class Watch:
 
 class Deadlines:
     """Kills a long-lived git process whose answer is late: one thread per repository cache,
-    asleep until the earliest deadline of the requests in flight (registering one is a dict
-    insertion; no thread is started per request)."""
+    asleep until the earliest deadline of the requests in flight, and never longer than the
+    timeout. Registering a request is a dict insertion under a lock: no thread is started or
+    woken per request (a request registered while the thread sleeps has a deadline a whole
+    timeout away, and the thread wakes before that)."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
@@ -169,7 +168,6 @@ class Deadlines:
                 self._thread = threading.Thread(target=self._loop, name="ctxeval-git-deadlines",
                                                 daemon=True)
                 self._thread.start()
-            self._cond.notify()
         try:
             yield w
         finally:
@@ -190,8 +188,8 @@ class Deadlines:
                         with contextlib.suppress(OSError):
                             w.proc.kill()  # the reader sees EOF and raises GitTimeout
                 wait = min((w.deadline for w in self._watches.values() if not w.expired),
-                           default=now + 3600) - now
-                self._cond.wait(timeout=max(wait, 0.01))
+                           default=now + self.timeout) - now
+                self._cond.wait(timeout=min(max(wait, 0.01), self.timeout))
 
     def close(self) -> None:
         with self._cond:
