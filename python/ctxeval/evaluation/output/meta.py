@@ -175,9 +175,10 @@ def rows_conflicts(preset: str | None, final_policy: str | None, settings: Setti
 def conflict_error(out: Path, rows: int, conflicts: list[str]) -> ResumeConflict:
     """The refusal of ``--resume``: what differs and how to go on."""
     return ResumeConflict(
-        f"--resume cannot add to the {rows} row{'s' * (rows != 1)} there: they were "
-        + "; ".join(conflicts) + ". Rows made differently would be mixed in one file and "
-        "averaged together: evaluate into a new --out, or leave out --resume to replace them",
+        f"--resume cannot add to the {rows} row{'s' * (rows != 1)} there, made otherwise than "
+        "this evaluation would make the rest: " + "; ".join(conflicts) + ". Rows made "
+        "differently would be mixed in one file and averaged together: evaluate into a new "
+        "--out, or leave out --resume to replace them",
         path=str(out))
 
 
