@@ -50,6 +50,7 @@ from tree_sitter import Language, Parser, Point
 from ctxeval import _core
 from ctxeval.truth.grammars import GRAMMARS, language_for_path
 from ctxeval.truth.repo import RepoCache
+from timing import child_env, command, timed
 from workload import generate
 
 # ---------------------------------------------------------------------------------------------
@@ -129,77 +130,6 @@ def incremental_floor(blobs: list[tuple[str, str, bytes]], repeat: int = 3) -> f
 
 # ---------------------------------------------------------------------------------------------
 # Evaluations (each in a child process).
-
-def _cli_has_cache() -> bool:
-    """Whether ``ctxeval evaluate`` takes ``--cache-dir``, ``--no-cache`` and
-    ``--no-incremental``: then the evaluations are timed through the CLI itself."""
-    res = subprocess.run([sys.executable, "-m", "ctxeval", "evaluate", "--help"],
-                         capture_output=True, text=True, check=False)
-    return all(flag in res.stdout for flag in ("--cache-dir", "--no-cache", "--no-incremental"))
-
-
-def drive(gold: Path, runs: list[Path], repos: Path, out: Path, cache_dir: str | None,
-          incremental: bool, jobs: int) -> int:
-    """One evaluation through the Python API (what ``ctxeval evaluate`` does); rows written."""
-    from ctxeval.evaluation.output.results import RowWriter
-    from ctxeval.evaluation.pipeline import Evaluator, RunSpec, Summary
-    from ctxeval.truth.extraction import SymbolExtractor
-    from ctxeval.truth.gold import load_gold
-
-    gold_set = load_gold([gold])
-    n = 0
-    with RepoCache(repos) as repo_cache, out.open("wb") as fh:
-        ev = Evaluator(gold_set, repo_cache, jobs=jobs,
-                       symbols=SymbolExtractor(cache_dir, incremental=incremental))
-        writer = RowWriter(fh)
-        summary = Summary()
-        for r in runs:
-            for row in ev.run(RunSpec(r.stem, [str(r)]), summary):
-                writer.write(row)
-                n += 1
-    return n
-
-
-def _command(wl: Path, runs: list[Path], gold: Path, out: Path, cache: str | None,
-             incremental: bool, jobs: int, cli: bool) -> list[str]:
-    if cli:
-        cmd = [sys.executable, "-m", "ctxeval", "evaluate", "--gold", str(gold),
-               "--repos", str(wl / "repos"), "--out", str(out), "-q", "-j", str(jobs)]
-        for r in runs:
-            cmd += ["--run", f"{r.stem}={r}"]
-        cmd += ["--cache-dir", cache] if cache else ["--no-cache"]
-        if not incremental:
-            cmd.append("--no-incremental")
-        return cmd
-    return [sys.executable, __file__, "--_drive", json.dumps({
-        "gold": str(gold), "runs": [str(r) for r in runs], "repos": str(wl / "repos"),
-        "out": str(out), "cache": cache, "incremental": incremental, "jobs": jobs})]
-
-
-def _child_env() -> dict[str, str]:
-    """The environment of the timed evaluations: as a user's (bytecode caches allowed)."""
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
-
-
-def _one_cpu() -> None:
-    """Pins the calling process (and its threads and git children) to one CPU."""
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-
-
-def timed(cmds: list[list[str]], one_cpu: bool = False) -> float:
-    """Wall seconds for ``cmds`` run concurrently (one process each); ``one_cpu``: each pinned
-    to one CPU, with its threads and git children."""
-    t = time.perf_counter()
-    procs = [subprocess.Popen(c, env=_child_env(), preexec_fn=_one_cpu if one_cpu else None)
-             for c in cmds]
-    codes = [p.wait() for p in procs]
-    dt = time.perf_counter() - t
-    if any(codes):
-        raise SystemExit(f"evaluation failed: {codes}")
-    return dt
-
 
 def _spin(n: int) -> int:
     total = 0
@@ -292,7 +222,7 @@ def _shares_memory(child: dict[str, str], parent: dict[str, str]) -> bool:
 def peak_tree_memory(cmd: list[str], every: float = 0.05) -> tuple[float, int, int]:
     """(seconds, peak resident anonymous bytes of the process tree, most processes seen)."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=_child_env())
+    proc = subprocess.Popen(cmd, env=child_env())
     peak = most = 0
     while proc.poll() is None:
         peak = max(peak, _tree_rss_anon(proc.pid))
@@ -332,7 +262,7 @@ def memory(counts: list[int], seed: int, repos: int | None, jobs: int) -> None:
             n_repos = repos or max(4, n // 50)
             generate(wl, instances=n, runs=1, repos=n_repos, files_per_repo=20, seed=seed)
             runs = sorted((wl / "runs").glob("*.jsonl"))
-            cmd = _command(wl, runs, wl / "gold.jsonl", tmp / "out.jsonl", None, True, jobs,
+            cmd = command(wl, runs, wl / "gold.jsonl", tmp / "out.jsonl", None, True, jobs,
                            True)
             dt, peak, most = peak_tree_memory(cmd)
             print(f"  {n:6d} instances over {n_repos:3d} repositories, -j {jobs}: peak "
@@ -372,8 +302,8 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
 
     def cmd(name: str, cache: str | None, incremental: bool, jobs: int
             ) -> Callable[[int], list[str]]:
-        return lambda _k: _command(wl, runs, gold, out / f"{name}.jsonl", cache, incremental,
-                                   jobs, True)
+        return lambda _k: command(wl, runs, gold, out / f"{name}.jsonl", cache, incremental,
+                                  jobs, True)
 
     report("cold, -j 1 (default: incremental)", best(cmd("cold", None, True, 1), repeat))
     report("cold, -j 1, --no-incremental", best(cmd("scratch", None, False, 1), repeat))
@@ -388,7 +318,7 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
 
     def fill(k: int) -> list[str]:
         shutil.rmtree(cache, ignore_errors=True)
-        return _command(wl, runs, gold, out / "fill.jsonl", str(cache), True, 1, True)
+        return command(wl, runs, gold, out / "fill.jsonl", str(cache), True, 1, True)
 
     best(fill, 1)
     report("warm, -j 1 (disk cache filled)", best(cmd("warm", str(cache), True, 1), repeat))
@@ -446,15 +376,9 @@ def main() -> None:
     ap.add_argument("--memory-repos", type=int, help="repositories of the memory workload "
                     "(default: one per 50 instances)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="extraction threads (--memory)")
-    ap.add_argument("--_drive", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.memory:
         memory(a.memory, a.seed, a.memory_repos, a.jobs)
-        return
-    if a._drive:
-        c = json.loads(a._drive)
-        drive(Path(c["gold"]), [Path(r) for r in c["runs"]], Path(c["repos"]), Path(c["out"]),
-              c["cache"], c["incremental"], c["jobs"])
         return
     reference = (a.reference_python, a.reference_source) \
         if a.reference_python and a.reference_source else None

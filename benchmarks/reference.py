@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from evaluate import _cli_has_cache, _command, timed
+from timing import cli_has_cache, command, timed
 from workload import generate
 
 
@@ -90,20 +90,20 @@ def main() -> None:
         (tmp / "ref").mkdir()
         ref = a.reference_seconds or run_reference(a.python, a.source, wl, tmp / "ref")
         print(f"published evaluator, all runs: {ref:.2f}s, {rows / ref:.2f} rows/s")
-        cli = _cli_has_cache()
+        cli = cli_has_cache()
         gold = wl / "gold.jsonl"
         out = tmp / "out"
         out.mkdir()
         pin = _pin()
         cache = str(tmp / "cache")
         figures = {
-            "cold": timed([pin + _command(wl, runs, gold, out / "a.jsonl", None, False, 1,
+            "cold": timed([pin + command(wl, runs, gold, out / "a.jsonl", None, False, 1,
                                           cli)]),
-            "cold+incremental": timed([pin + _command(wl, runs, gold, out / "b.jsonl", None,
+            "cold+incremental": timed([pin + command(wl, runs, gold, out / "b.jsonl", None,
                                                       True, 1, cli)]),
         }
-        timed([pin + _command(wl, runs, gold, out / "c.jsonl", cache, False, 1, cli)])
-        figures["warm"] = timed([pin + _command(wl, runs, gold, out / "d.jsonl", cache, False,
+        timed([pin + command(wl, runs, gold, out / "c.jsonl", cache, False, 1, cli)])
+        figures["warm"] = timed([pin + command(wl, runs, gold, out / "d.jsonl", cache, False,
                                                 1, cli)])
         for label, secs in figures.items():
             print(f"ctxeval {label:18s} {secs:7.2f}s  {rows / secs:8.1f} rows/s  "

@@ -38,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ctxeval.evaluation import extract as extract_mod
 from ctxeval.evaluation import run as run_mod
+from ctxeval.evaluation.output.destination import _journal_to_parquet
+from ctxeval.evaluation.output.outfile import LineFile
 from ctxeval.evaluation.output.results import RowWriter, read_rows
 from ctxeval.truth.extraction import SymbolExtractor
 from realhistory import generate
@@ -205,10 +207,16 @@ def main() -> None:
         sent = [orjson.dumps(r) + b"\n" for r in rows]  # as the actors send them
 
         def driver() -> None:
-            w = RowWriter.to_path(work / "driver.parquet")
-            for line in sent:
-                w.write(orjson.loads(line), parsed=True)
-            w.close()
+            # as the driver does: each row decoded and journalled, the Parquet file made from
+            # the journal at the end (ctxeval.evaluation.output.destination)
+            journal = work / "driver.parquet.partial"
+            with LineFile(journal) as held:
+                held.begin(resume=False)
+                w = RowWriter(held)
+                for line in sent:
+                    w.write(orjson.loads(line), parsed=True)
+            _journal_to_parquet(journal, work / "driver.parquet")
+            journal.unlink()
 
         t_drv = min(timed(driver)[0] for _ in range(2))
         print(f"the driver's share (decode the actors' rows, write Parquet): "

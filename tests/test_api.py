@@ -51,8 +51,10 @@ def test_report_and_compare_objects():
 
 
 def test_an_evaluation_without_rows_returns_no_rows(tmp_path: Path) -> None:
-    """Nothing readable in the run: the API gives an empty result (the command exits 1)."""
+    """Nothing readable in the run: the API gives an empty result (the command exits 1), and
+    leaves no empty results file and no metadata behind."""
     out = tmp_path / "r.jsonl"
     res = ctxeval.evaluate(EX / "gold.jsonl", {"a": str(EX / "gold.jsonl")}, EX / "repos",
                            out=out)
-    assert res.rows == [] and out.read_bytes() == b"" and res.summary.unreadable
+    assert res.rows == [] and res.summary.unreadable
+    assert list(tmp_path.iterdir()) == []

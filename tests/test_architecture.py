@@ -9,6 +9,7 @@ interpreter, so an import that only happens on some path is checked as well.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ import ctxeval
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("native core", ("ctxeval._core",)),
     ("bottom", ("ctxeval.errors", "ctxeval.model", "ctxeval.paths", "ctxeval.linesets",
-                "ctxeval.lfs", "ctxeval._moved")),
+                "ctxeval.lfs", "ctxeval.filekinds")),
     ("truth", ("ctxeval.truth",)),
     ("reading", ("ctxeval.reading",)),
     ("evaluation", ("ctxeval.evaluation",)),
@@ -121,8 +122,9 @@ def test_imports_only_point_down():
     assert upward == []
 
 
-def test_no_import_cycles():
-    """No module imports itself back through others (strongly connected components of one)."""
+def cycles_of(graph: dict[str, Iterable[str]]) -> list[list[str]]:
+    """The import cycles of ``graph`` (strongly connected components of more than one module),
+    by Tarjan's algorithm."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -130,12 +132,12 @@ def test_no_import_cycles():
     cycles: list[list[str]] = []
     counter = [0]
 
-    def visit(v: str) -> None:  # Tarjan's algorithm
+    def visit(v: str) -> None:
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
         on_stack.add(v)
-        for w in GRAPH.get(v, {}):
+        for w in graph.get(v, ()):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -152,10 +154,44 @@ def test_no_import_cycles():
             if len(component) > 1:
                 cycles.append(sorted(component))
 
-    for v in sorted(GRAPH):
+    for v in sorted(graph):
         if v not in index:
             visit(v)
-    assert cycles == []
+    return cycles
+
+
+def test_no_import_cycles():
+    """No module imports itself back through others (strongly connected components of one)."""
+    assert cycles_of(GRAPH) == []
+
+
+BENCHMARKS = ROOT.parent.parent / "benchmarks"
+
+
+def benchmark_imports() -> dict[str, set[str]]:
+    """The benchmark scripts each script imports (they import each other by file name, from
+    ``benchmarks/`` and ``benchmarks/adapter_accuracy/`` put on ``sys.path``), function-level
+    imports included."""
+    scripts = {p.stem: p for p in sorted(BENCHMARKS.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in scripts.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                found.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                found.update(a.name.split(".")[0] for a in node.names)
+        graph[name] = {m for m in found if m in scripts and m != name}
+    return graph
+
+
+def test_the_benchmark_scripts_import_no_circle():
+    """A script that imports another which imports it back runs one of them as ``__main__``
+    and again as a module (two copies of its globals): shared helpers live in a module of
+    their own (``benchmarks/timing.py``)."""
+    graph = benchmark_imports()
+    assert "workload" in graph["evaluate"]  # the walk sees the scripts' imports
+    assert cycles_of(graph) == []
 
 
 def test_the_checks_see_imports():

@@ -149,3 +149,81 @@ def test_definitions_are_found_in_one_direction():
     }
     for module in layers:
         assert _package_imports(module, modules) & set(layers) == allowed[module], module
+
+
+@pytest.mark.parametrize("old", ["ctxeval.shell", "ctxeval.symbols", "ctxeval.adapters",
+                                 "ctxeval.gold", "ctxeval.reports", "ctxeval._moved"])
+def test_the_old_flat_module_paths_are_gone(old: str):
+    """The flat paths of the release before the package was cut into stages served their
+    deprecation release and are removed: importing one is an ordinary ``ModuleNotFoundError``
+    (not a warning and the module at its new path), and the package has no such attribute."""
+    import importlib
+
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+    with pytest.raises(AttributeError):
+        getattr(ctxeval, old.rpartition(".")[2])
+
+
+COMMANDS = ["evaluate", "report", "compare", "view", "convert", "inspect", "symbols"]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_every_command_teaches_with_examples_and_helps_every_option(cmd, capsys):
+    """A newcomer's first hour (issue 23): convert had no example, inspect --preset no help."""
+    from ctxeval.cli import build_parser
+
+    assert main([cmd, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and f"  ctxeval {cmd} " in out.split("examples:", 1)[1]
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[cmd]
+    bare = [a.option_strings for a in sub._actions if a.option_strings and not a.help]
+    assert bare == []
+
+
+def test_symbols_lang_lists_the_languages(tmp_path, capsys):
+    from ctxeval.truth.grammars import GRAMMARS
+
+    assert main(["symbols", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(lang in out for lang in GRAMMARS)
+    src = tmp_path / "notes.txt"
+    src.write_text("def f():\n    pass\n")
+    assert main(["symbols", str(src), "--lang", "pyhton"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown language 'pyhton'" in err and "python" in err
+
+
+def test_inspect_numbers_steps_as_the_rows_and_the_viewer_do(capsys):
+    """inspect numbered steps from 0 where rows (trajectory.steps[*].step) and the viewer
+    start at 1."""
+    import json
+
+    ex = Path(__file__).resolve().parent.parent / "fixtures" / "example"
+    assert main(["inspect", str(ex / "runs" / "agent-a.jsonl"), "--instance",
+                 "example__calc-1"]) == 0
+    steps = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  [")]
+    n = len(json.loads((ex / "runs" / "agent-a.jsonl").read_text().splitlines()[0])["steps"])
+    assert [s.split("]")[0] for s in steps] == [f"  [{k}" for k in range(1, n + 1)]
+
+
+def test_the_readme_synopsis_says_what_the_commands_need():
+    """report --format html needs --out, which the synopsis omitted; --repos is required (every
+    row was an error without it) and is written so."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    synopsis = readme.split("## Commands", 1)[1].split("```", 2)[1]
+    report = synopsis.split("ctxeval report", 1)[1].split("ctxeval view", 1)[0]
+    assert "--out FILE" in report and "html" in report
+    evaluate = synopsis.split("ctxeval evaluate", 1)[1].split("ctxeval report", 1)[0]
+    assert "--repos DIR" in evaluate and "[--repos" not in evaluate
+    assert main(["evaluate", "--gold", "g.jsonl", "--run", "a=r.jsonl"]) == 2  # no --repos
+
+
+@pytest.mark.parametrize("cmd", [None, *COMMANDS])
+def test_every_help_fits_a_terminal(cmd, capsys, monkeypatch):
+    """--help prose was written as one line per paragraph (evaluate's: 371 characters)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main([cmd, "--help"] if cmd else ["--help"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100, cmd

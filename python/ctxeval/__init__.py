@@ -21,7 +21,6 @@ with :mod:`ctxeval.api` and :mod:`ctxeval.cli` on top, and the shared model
     print(ctxeval.analysis.reports.render(result.report(), "md"))
 """
 
-from . import _moved
 from ._core import (
     TREE_SITTER_LANGUAGE_VERSION,
     DefinitionExtractor,
@@ -116,11 +115,3 @@ __all__ = [
     "stats_spearman",
     "stats_spearman_matrix",
 ]
-
-# Old module paths (ctxeval.shell, ctxeval.symbols, ...) keep working for one release, with a
-# DeprecationWarning naming the new path: the table is ctxeval._moved.MOVED.
-_moved.install()
-
-
-def __getattr__(name: str):
-    return _moved.attribute(__name__, name)

@@ -69,7 +69,8 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
              jobs: int = 1, fetch: bool = False, resume: bool = False, text: bool = False,
              results: Mapping[str, Paths] | None = None, cache_dir: str | Path | None = None,
              incremental: bool = True, progress: bool = False, views: bool = False,
-             engine: str = "local", address: str | None = None) -> Evaluation:
+             engine: str = "local", address: str | None = None,
+             git_timeout: float | None = None) -> Evaluation:
     """Score agent runs against gold, as ``ctxeval evaluate`` does.
 
     ``runs`` maps run names to their inputs (files, directories, globs), or is a list of
@@ -90,7 +91,8 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     options: dict[str, Any] = dict(
         gold=_paths(gold), runs=specs, repos=repos, out=out, preset=preset, final_policy=final,
         all_gold=all_gold, fetch=fetch, resume=resume, progress=progress, stream=buf,
-        text=text, cache_dir=cache_dir, incremental=incremental, argv=[])
+        text=text, cache_dir=cache_dir, incremental=incremental, argv=[],
+        git_timeout=git_timeout)
     if engine == "ray":
         if views:
             raise ValueError("views=True is not available with engine='ray'")
@@ -104,9 +106,11 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     if buf is not None:
         rows = [orjson.loads(line) for line in buf.getvalue().splitlines()]
         return Evaluation(rows, summary)
-    # An evaluation may write no row (nothing readable): that is its result, not an error.
-    rows = list(read_rows(out, allow_empty=True))  # type: ignore[arg-type]
-    return Evaluation(rows, summary, Path(out))  # type: ignore[arg-type]
+    # An evaluation may write no row (nothing readable; then no file is left): that is its
+    # result, not an error. An output that is not a file (a pipe) is not read back.
+    path = Path(out)  # type: ignore[arg-type]
+    rows = list(read_rows(path, allow_empty=True)) if path.is_file() else []
+    return Evaluation(rows, summary, path)
 
 
 def load_results(results: Paths, *, to: str = "arrow") -> Any:

@@ -7,6 +7,7 @@ messages and exit codes live here, nothing else.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -35,12 +36,53 @@ Run 'ctxeval COMMAND --help' for the options of a command.
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help that fits a terminal: prose paragraphs of descriptions and epilogs are wrapped to
+    its width; indented blocks (examples, tables) are kept as written."""
+
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=32)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out = []
+        for para in text.split("\n\n"):
+            lines = para.splitlines()
+            if not lines or any(ln.startswith(" ") for ln in lines) or (len(lines) > 1 and \
+                    lines[0].rstrip().endswith(":")):
+                out.append("\n".join(indent + ln for ln in lines))
+            else:
+                out.append(textwrap.fill(" ".join(para.split()), width,
+                                         initial_indent=indent, subsequent_indent=indent,
+                                         break_on_hyphens=False))
+        return "\n\n".join(out)
+
+
+#: ``--git-timeout``'s default (ctxeval.truth.gitproc.DEFAULT_TIMEOUT, without importing it).
+DEFAULT_GIT_TIMEOUT = 60.0
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
 
 
 def _err(msg: str) -> None:
     print(f"ctxeval: {msg}", file=sys.stderr)
+
+
+def os_error_text(exc: OSError, where: str) -> str:
+    """An ``OSError`` in words that name the file: its own file name, else ``where`` (an
+    error raised by a write has none: "No space left on device: None" told nobody which disk
+    was full)."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    return f"{what}: {exc.filename or where}"
 
 
 # ------------------------------------------------------------------------------ evaluate
@@ -48,6 +90,7 @@ def _err(msg: str) -> None:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .errors import CtxevalError
+    from .evaluation.output.meta import ResumeConflict
     from .evaluation.pipeline import RunSpec, evaluate
 
     runs: list[RunSpec] = []
@@ -100,6 +143,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         _err("--k and --budget-lines are not available with --engine ray (its rows have the "
              "default ranking block)")
         return EXIT_USAGE
+    from .truth.gitproc import timeout_from
+
+    try:
+        timeout_from(args.git_timeout)  # $CTXEVAL_GIT_TIMEOUT is checked before anything runs
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
     out = None if args.out == "-" else args.out
     from .truth.cache import default_cache_dir
 
@@ -108,7 +158,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         gold=args.gold, runs=runs, repos=args.repos, out=out, preset=args.preset,
         final_policy=args.final, all_gold=args.all_gold, fetch=args.fetch, resume=args.resume,
         fmt=args.format, progress=not args.quiet, text=args.text, cache_dir=cache_dir,
-        incremental=not args.no_incremental)
+        incremental=not args.no_incremental, git_timeout=args.git_timeout,
+        notices=True)
     try:
         if args.engine == "ray":
             from .evaluation.ray_engine import evaluate as evaluate_ray
@@ -116,11 +167,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
         else:
             summary = evaluate(**options, jobs=args.jobs, views=args.views, ranking=ranking)
+    except ResumeConflict as exc:  # what to do instead is the user's choice: a usage error
+        _err(str(exc))
+        return EXIT_USAGE
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
+    except BrokenPipeError:
+        raise  # standard output piped into a program that stopped reading: see main()
     except OSError as exc:
-        _err(f"cannot write output: {exc.strerror}: {exc.filename}")
+        _err(f"cannot write output: {os_error_text(exc, out or 'standard output')}")
         return EXIT_FAILED
     if not args.quiet:
         for line in summary.lines():
@@ -153,7 +209,13 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                "--out is held for the whole run: a second evaluation given the same file "
                "stops at once, naming the process that holds it. Rows are written whole; an "
                "interrupted run (Ctrl-C, SIGTERM, SIGHUP, even SIGKILL) is finished by the "
-               "same command with --resume.")
+               "same command with --resume. Only a file that holds results is written over.\n\n"
+               "examples:\n"
+               "  ctxeval evaluate --gold gold.jsonl --run agent-a=runs/a --run agent-b=runs/b \\\n"
+               "      --repos repos/ --out results.jsonl\n"
+               "  ctxeval evaluate --gold gold.parquet --pred trajs/ --repos repos/ \\\n"
+               "      --out results.parquet --preset contextbench -j 2\n"
+               "  ctxeval evaluate ... --out results.jsonl --resume    # finish a stopped run")
     p.add_argument("--gold", action="append", required=True, metavar="G",
                    help="gold file or directory (neutral JSONL, ContextBench parquet/JSON/"
                         "annot.json, LocAgent/Loc-Bench localisation gold, SWE-bench "
@@ -167,7 +229,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                    help="benchmark results giving resolved status (SWE-bench report JSON, a "
                         "run summary with resolved ids, or a directory of them) for run NAME, "
                         "or for every run without NAME; repeatable")
-    p.add_argument("--repos", metavar="DIR", help="directory of repositories or snapshots")
+    p.add_argument("--repos", metavar="DIR", required=True,
+                   help="directory of the repositories or snapshots (required: every "
+                        "instance's files are read at its base commit; with --fetch, where "
+                        "missing ones are cloned)")
     p.add_argument("--fetch", action="store_true",
                    help="clone missing repositories (blobless) into --repos")
     p.add_argument("--out", default="-", metavar="FILE",
@@ -215,7 +280,13 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "re-parsed from an earlier version's tree where the two differ little; "
                         "the definitions are the same)")
     p.add_argument("--resume", action="store_true",
-                   help="keep the rows already in --out and evaluate only the rest")
+                   help="keep the rows already in --out and evaluate only the rest (refused "
+                        "when the rows were made with other gold, --preset, --final, --text "
+                        "or ctxeval version)")
+    p.add_argument("--git-timeout", type=_seconds, metavar="S",
+                   help="seconds a git request may take before it is stopped and its "
+                        f"instances become error rows (default {DEFAULT_GIT_TIMEOUT:g}, or "
+                        "$CTXEVAL_GIT_TIMEOUT; --fetch gets ten times as long)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local (default): this machine; ray: a Ray cluster (Ray Data actor "
                         "pools; needs pip install \"ctxeval[ray]\"), the same rows in the same "
@@ -249,7 +320,16 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     except CtxevalError as exc:
         _err(str(exc))
         return EXIT_FAILED
-    repos = RepoCache(Path(args.repos), fetch=args.fetch) if args.repos else None
+    if args.out != "-":
+        from .evaluation.output.ownership import check_ours
+
+        try:
+            check_ours(args.out, "trajectories")
+        except CtxevalError as exc:
+            _err(str(exc))
+            return EXIT_FAILED
+    repos = RepoCache(Path(args.repos), fetch=args.fetch, git_timeout=args.git_timeout) \
+        if args.repos else None
     symbols = SymbolExtractor()
     out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")  # noqa: SIM115
     n = bad = unresolved = 0
@@ -277,9 +357,15 @@ def _cmd_convert(args: argparse.Namespace) -> int:
                             _err(f"{traj.instance_id}: {msg}")
                 out.write(dumps(traj))
                 n += 1
+    except BrokenPipeError:
+        raise  # standard output piped into a program that stopped reading: see main()
+    except OSError as exc:
+        _err(f"cannot write output: {os_error_text(exc, args.out)}")
+        return EXIT_FAILED
     finally:
         if out is not sys.stdout.buffer:
-            out.close()
+            with contextlib.suppress(OSError):
+                out.close()
         if repos is not None:
             repos.close()
     if not n:
@@ -299,7 +385,15 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
         help="convert agent outputs to the neutral trajectory format",
         description="Read agent outputs in their own formats and write neutral trajectory "
                     "JSONL (ctxeval-trajectory/1), one line per (run, instance).",
-        epilog="Formats (detected per file or directory): " + ", ".join(formats()))
+        epilog="Formats (detected per file or directory): " + ", ".join(formats())
+               + "\n\nexamples:\n"
+                 "  ctxeval convert run/*.traj.json --out trajs.jsonl\n"
+                 "  ctxeval convert outputs/ --format swe-agent --run gpt4 --out trajs.jsonl\n"
+                 "  ctxeval convert run/ --repos repos/ --gold gold.jsonl "
+                 "--out resolved.jsonl\n"
+                 "      # with --repos: suffix paths, symbols and printed text as line views\n"
+                 "  ctxeval convert session.jsonl --instance-id django__django-11099 "
+                 "--out trajs.jsonl")
     p.add_argument("inputs", nargs="+", help="files, directories or globs")
     p.add_argument("--out", default="-", help="output JSONL (default: standard output)")
     p.add_argument("--format", metavar="F", help="force one input format")
@@ -317,6 +411,8 @@ def _add_convert(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gold", action="append", metavar="G",
                    help="gold giving each instance's repository and base commit")
     p.add_argument("--fetch", action="store_true", help="clone missing repositories")
+    p.add_argument("--git-timeout", type=_seconds, metavar="S",
+                   help="seconds a git request may take (as for evaluate)")
     p.set_defaults(func=_cmd_convert)
 
 
@@ -336,12 +432,12 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             shown += 1
             print(f"== {t.instance_id}  run={t.run or '-'}  agent={t.agent or '-'}  "
                   f"model={t.model or '-'}  steps={len(t.steps)}  ({res.fmt})")
-            for s in t.steps:
+            for number, s in enumerate(t.steps, start=1):  # as rows and the viewer number
                 action = " ".join(s.action.split())
                 if len(action) > 100:
                     action = action[:97] + "..."
                 sub = f" (subagent {s.subagent})" if s.subagent else ""
-                print(f"  [{s.index}] {s.tool or '-'}{sub}: {action}")
+                print(f"  [{number}] {s.tool or '-'}{sub}: {action}")
                 for v in s.views:
                     rng = "file only" if v.file_only else \
                         f"{v.start_line}-{'end' if v.end_line is None else v.end_line}"
@@ -376,11 +472,19 @@ def _add_inspect(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("inspect", formatter_class=_Formatter,
                        help="show a trajectory's steps and what each displayed",
                        description="Show the steps of a trajectory (any supported format) with "
-                                   "the views, symbol views and edits read from each.")
+                                   "the views, symbol views and edits read from each. Steps "
+                                   "are numbered from 1, as in result rows and 'ctxeval view'.",
+                       epilog="examples:\n"
+                              "  ctxeval inspect run/django__django-11099.traj.json\n"
+                              "  ctxeval inspect trajs.jsonl --instance django__django-11099\n"
+                              "  ctxeval inspect run.traj --preset contextbench\n"
+                              "      # as the ContextBench evaluator reads it")
     p.add_argument("traj", help="trajectory file or directory")
     p.add_argument("--instance", metavar="ID", help="only this instance")
     p.add_argument("--format", metavar="F", help="force one input format")
-    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict")
+    p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
+                   help="read as ctxeval does (strict, default) or as the ContextBench "
+                        "evaluator does (its steps and final context)")
     p.set_defaults(func=_cmd_inspect)
 
 
@@ -390,6 +494,7 @@ def _add_inspect(sub: argparse._SubParsersAction) -> None:
 def _cmd_symbols(args: argparse.Namespace) -> int:
     import orjson
 
+    from .truth.grammars import normalise_lang
     from .truth.symbols import extract, format_symbols, language_for_path, symbols_json
 
     try:
@@ -397,6 +502,11 @@ def _cmd_symbols(args: argparse.Namespace) -> int:
     except OSError as exc:
         _err(f"{args.file}: {exc.strerror}")
         return EXIT_FAILED
+    if args.lang is not None and normalise_lang(args.lang) is None:
+        from .truth.grammars import GRAMMARS
+
+        _err(f"unknown language {args.lang!r}; one of: {', '.join(GRAMMARS)}")
+        return EXIT_USAGE
     lang = args.lang or language_for_path(args.file)
     defs = extract(data, args.file, preset=args.preset, lang=args.lang)
     if defs is None:
@@ -411,12 +521,19 @@ def _cmd_symbols(args: argparse.Namespace) -> int:
 
 
 def _add_symbols(sub: argparse._SubParsersAction) -> None:
+    from .truth.grammars import GRAMMARS
+
     p = sub.add_parser("symbols", formatter_class=_Formatter,
                        help="list the definitions tree-sitter finds in a file",
                        description="List the definitions (the units of the symbol "
-                                   "granularity) that ctxeval finds in a source file.")
-    p.add_argument("file")
-    p.add_argument("--lang", help="language, when the extension does not say")
+                                   "granularity) that ctxeval finds in a source file.",
+                       epilog="examples:\n"
+                              "  ctxeval symbols src/module.py\n"
+                              "  ctxeval symbols lib/shapes.h --lang cpp --json\n"
+                              "  ctxeval symbols src/module.py --preset contextbench")
+    p.add_argument("file", help="the source file")
+    p.add_argument("--lang", help="language, when the extension does not say: "
+                                  + ", ".join(GRAMMARS) + " (or js, ts, py, c++, c#, rs, rb, kt)")
     p.add_argument("--preset", choices=("strict", "contextbench"), default="strict",
                    help="which definition kinds count")
     p.add_argument("--json", action="store_true", help="one JSON array of objects")
@@ -455,7 +572,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_USAGE
     except OSError as exc:
-        _err(f"cannot write {exc.filename}: {exc.strerror}")
+        _err(f"cannot write {exc.filename or args.out}: {exc.strerror or exc}")
         return EXIT_FAILED
     print(f"wrote {len(written)} page{'s' * (len(written) != 1)} to {args.out}",
           file=sys.stderr)

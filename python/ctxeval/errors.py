@@ -21,6 +21,19 @@ def _where(path: str | None, line: int | None, field: str | None) -> str:
     return ", ".join(parts)
 
 
+#: Characters of a value quoted in a message (an error row quotes what it is about, never a
+#: whole field: a 200 MB ``base_commit`` once made a 200 MB results file).
+EXCERPT = 120
+
+
+def excerpt(text: object, limit: int = EXCERPT) -> str:
+    """``text`` as it is when short, else its first ``limit`` characters and its length."""
+    s = str(text)
+    if len(s) <= limit:
+        return s
+    return f"{s[:limit]}… ({len(s):,} characters in all)"
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """Something wrong with one item of the input, reported and skipped rather than fatal."""

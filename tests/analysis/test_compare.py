@@ -252,9 +252,9 @@ def _resolved_rows() -> list[dict[str, Any]]:
     only a: i0, i1, i2, i3 (4); only b: i6, i7, i8, i9 (4); both: i4, i5."""
     rows = []
     for k in range(10):
-        ra = _row("a", f"i{k}", 0.1 * k, red=0.2)
+        ra = _row("a", f"i{k}", 0.08 * k, red=0.2)  # F1 stays within [0, 1]
         ra["resolved"] = k <= 5
-        rb = _row("b", f"i{k}", 0.1 * k + (0.2 if k % 2 else 0.0), red=0.2)
+        rb = _row("b", f"i{k}", 0.08 * k + (0.16 if k % 2 else 0.0), red=0.2)
         rb["resolved"] = k >= 4
         rows += [ra, rb]
     return rows
@@ -287,12 +287,12 @@ def test_mcnemar_p_by_hand() -> None:
 def test_effect_sizes_by_hand() -> None:
     c = _by(compare_rows(_resolved_rows(), metrics=["final.line.f1"], n=200), "final.line.f1",
             "b")
-    # d_i = b - a = 0.2 on odd i, 0 on even i (up to rounding): mean 0.1, sd (n-1) =
-    # sqrt(10 * 0.01 / 9) -> d_z = 0.1 / sqrt(0.1 / 9) = 3 / sqrt(10)
+    # d_i = b - a = 0.16 on odd i, 0 on even i (up to rounding): mean 0.08, sd (n-1) =
+    # sqrt(10 * 0.0064 / 9) -> d_z = 0.08 / sqrt(0.064 / 9) = 3 / sqrt(10)
     assert c.cohens_d == pytest.approx(3 / math.sqrt(10), rel=1e-9)
     # Cliff's delta of b's values against a's: count by hand
-    a = [0.1 * k for k in range(10)]
-    b = [0.1 * k + (0.2 if k % 2 else 0.0) for k in range(10)]
+    a = [0.08 * k for k in range(10)]
+    b = [0.08 * k + (0.16 if k % 2 else 0.0) for k in range(10)]
     gt = sum(x > y for x in b for y in a)
     lt = sum(x < y for x in b for y in a)
     assert c.cliffs_delta == (gt - lt) / 100

@@ -83,7 +83,7 @@ def _cells(report, run: str, **labels: str) -> dict[str, Any]:
 
 
 def test_macro_means_leave_nulls_out_and_count_them() -> None:
-    rep = build_leaderboard(rows_small())
+    rep = build_leaderboard(rows_small(), metrics="full")
     a, b = _cells(rep, "a"), _cells(rep, "b")
     assert a["n"].value == 2 and b["n"].value == 2
     # line coverage of a: r1 0.5, r2 null (empty gold) -> 0.5 over 1 instance, 1 null
@@ -112,7 +112,7 @@ def test_macro_means_leave_nulls_out_and_count_them() -> None:
 
 
 def test_micro_rebuilds_ratios_from_counts() -> None:
-    rep = build_leaderboard(rows_small(), micro=True)
+    rep = build_leaderboard(rows_small(), micro=True, metrics="full")
     a, b = _cells(rep, "a"), _cells(rep, "b")
     # a, line: Σinter 2, Σgold 4, Σpred 13
     assert a["line.coverage"].value == pytest.approx(0.5)
@@ -134,7 +134,7 @@ def test_micro_rebuilds_ratios_from_counts() -> None:
 def test_micro_uses_the_engine_empty_set_conventions() -> None:
     rows = [_row("a", "x", line=_part(0, 0, 0, None, None, None),
                  file=_part(0, 0, 3, None, 0.0, None), language="python")]
-    cells = _cells(build_leaderboard(rows, micro=True), "a")
+    cells = _cells(build_leaderboard(rows, micro=True, metrics="full"), "a")
     assert cells["line.coverage"].value is None and cells["line.precision"].value is None
     assert cells["file.precision"].value == 0.0 and cells["file.f1"].value is None
 
@@ -360,7 +360,8 @@ def example_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_example_end_to_end_json(example_results: Path, tmp_path: Path) -> None:
     out = tmp_path / "lb.json"
-    assert main(["report", str(example_results), "--format", "json", "--out", str(out)]) == 0
+    assert main(["report", str(example_results), "--format", "json", "--out", str(out),
+                 "--metrics", "full"]) == 0
     data = orjson.loads(out.read_bytes())
     rows = {r["run"]: r["values"] for r in data["tables"][0]["rows"]}
     # line coverage per instance (read from the rows): a 5/5 and 7/8, b 5/5 and 0/8
@@ -454,4 +455,101 @@ def test_patch_gold_is_said() -> None:
     rows[0]["gold_kind"] = "patch"
     notes = build_leaderboard(rows, metrics="n").notes
     assert any("1 rows are scored against the gold patch" in n for n in notes)
-    assert not any("gold patch" in n for n in build_leaderboard(rows_small()).notes)
+    assert not any("scored against the gold patch" in n
+                   for n in build_leaderboard(rows_small()).notes)
+
+
+# --------------------------------------------------------------------------- a table that fits
+
+
+def _example_results(tmp_path: Path, name: str = "agent-a") -> Path:
+    ex = FIXTURES / "example"
+    out = tmp_path / "results.jsonl"
+    assert main(["evaluate", "--gold", str(ex / "gold.jsonl"), "--repos", str(ex / "repos"),
+                 "--run", f"{name}={ex / 'runs' / 'agent-a.jsonl'}",
+                 "--run", f"{name}-b={ex / 'runs' / 'agent-b.jsonl'}",
+                 "--out", str(out), "-q"]) == 0
+    return out
+
+
+def test_the_default_leaderboard_fits_a_terminal(tmp_path: Path, capsys) -> None:
+    """It was 269 characters wide (28 columns): a terminal wrapped it. The default is a
+    compact set; every line of the table and its notes fits 100 columns, with run names of
+    up to 18 characters (the run column's width)."""
+    out = _example_results(tmp_path, "a-run-name-of-16c")  # and "...-b": 18 characters
+    assert main(["report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 100, text
+    header = text.splitlines()[1]
+    assert header.split()[:3] == ["run", "n", "File"] and "EditLoc F1" in header
+
+
+def _latex_width_pt(tex: str) -> float:
+    """An estimate of a tabular's width at \\small (Computer Modern, 9pt: digits and most
+    letters about 4.6pt) with \\tabcolsep 4pt: the widest cell of each column, from the
+    rendered rows (markup removed), independent of how the renderer lays columns out."""
+    import re
+
+    body = tex.split(r"\midrule", 1)[1].split(r"\bottomrule", 1)[0]
+    head = tex.split(r"\toprule", 1)[1].split(r"\midrule", 1)[0].strip().splitlines()[-1]
+    rows = [head, *(ln for ln in body.splitlines() if ln.strip())]
+    cells = [[re.sub(r"\\textbf\{([^}]*)\}|\\(\W)", r"\1\2", c).strip()
+              for c in row.rstrip("\\ ").split(" & ")] for row in rows]
+    widths = [max(len(r[k]) for r in cells if k < len(r)) for k in range(len(cells[0]))]
+    return sum(w * 4.6 + 8 for w in widths)
+
+
+def test_the_default_latex_table_fits_a_paper_page(tmp_path: Path, capsys) -> None:
+    out = _example_results(tmp_path)
+    assert main(["report", str(out), "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\begin{table}[t]" in tex and r"\resizebox" not in tex
+    assert _latex_width_pt(tex) <= 397  # a NeurIPS page; one-column text
+    assert main(["report", str(out), "--format", "latex", "--metrics", "contextbench"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\begin{table*}[t]" in tex and r"\resizebox" not in tex
+    assert _latex_width_pt(tex) <= 505  # a two-column paper's full width
+    assert main(["report", str(out), "--format", "latex", "--metrics", "full"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\resizebox{\textwidth}{!}" in tex and "graphicx" in tex
+
+
+def test_the_contextbench_set_is_the_papers_main_table(tmp_path: Path) -> None:
+    """Columns of the "Main ContextBench leaderboard" (anonymousUser2026/ContextBench,
+    Context-Bench/README.md): coverage and precision at file, symbol, span and EditLoc
+    level, #files, #lines, AUC-Cov, Redun., Pass@1."""
+    rows = [json.loads(x) for x in _example_results(tmp_path).read_text().splitlines()]
+    rep = build_leaderboard(rows, metrics="contextbench")
+    assert [c.key for c in rep.tables[0].columns] == [
+        "file.coverage", "file.precision", "symbol.coverage", "symbol.precision",
+        "span.coverage", "span.precision", "editloc.recall", "editloc.precision",
+        "files", "lines", "auc.span", "redundancy.span", "resolved"]
+    tex = render(rep, "latex")
+    assert r"\multicolumn{2}{c}{File}" in tex and r"\multicolumn{2}{c}{EditLoc}" in tex
+    mixed = build_leaderboard(rows, metrics="default,usage,line.*")
+    keys = [c.key for c in mixed.tables[0].columns]
+    assert keys[:9] == ["n", "file.f1", "symbol.f1", "line.f1", "editloc.f1", "auc.line",
+                        "redundancy.line", "resolved", "cost"]
+    assert "pareto" in keys and "line.coverage" in keys and len(keys) == len(set(keys))
+    from ctxeval.errors import InputError
+
+    with pytest.raises(InputError, match="column sets: default, contextbench"):
+        build_leaderboard(rows, metrics="contextbnech")
+
+
+def test_every_abbreviated_header_is_in_the_legend(tmp_path: Path) -> None:
+    """'cost/pass tok', 'tok eff' and the like were unexplained."""
+    from ctxeval.analysis.reports.column_sets import ABBREVIATIONS
+
+    rows = [json.loads(x) for x in _example_results(tmp_path).read_text().splitlines()]
+    rep = build_leaderboard(rows, metrics="all")
+    legend = next(n for n in rep.notes if n.startswith("columns: "))
+    for col in rep.tables[0].columns:
+        words = [w for w in col.label.split() if w in ABBREVIATIONS]
+        assert col.label in ABBREVIATIONS or words, col.label  # something in it explained
+        for w in [col.label, *words]:
+            if w in ABBREVIATIONS:
+                assert f"{w} = " in legend, (col.label, w)
+    text = " ".join(render(build_leaderboard(rows), "table").split())
+    assert "AUC = area under the per-step coverage curve" in text
+    assert "tok eff" not in text  # the legend names only what the table shows

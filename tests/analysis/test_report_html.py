@@ -85,6 +85,10 @@ def test_page_without_matplotlib_says_so(results: Path,
     assert "<svg" not in text
     assert "plots need matplotlib" in text
     assert 'id="table-leaderboard"' in text
+    # said under the title, before the tables; no "Plots" section over nothing (it showed as
+    # a large blank area at the end of the page, issue 23)
+    assert text.index("plots need matplotlib") < text.index('id="table-leaderboard"')
+    assert 'id="plots"' not in text and "<h2>Plots</h2>" not in text
 
 
 def _chromium() -> str | None:
@@ -106,9 +110,9 @@ def test_rendered_dom_has_tables_and_plots(page: Path) -> None:
     body = lead.group(1)
     assert body.count("<tr>") == 3  # header and two runs
     assert "<td>agent-a</td>" in body and "<td>agent-b</td>" in body
-    # agent-a line coverage (1 + 7/8) / 2, the better of the two: marked best
-    cov = re.search(r'<td class="([^"]*)" data-key="line.coverage"[^>]*>0\.938', body)
-    assert cov is not None and "best" in cov.group(1)
+    # agent-a line F1 0.592, the better of the two (0.500): marked best
+    f1 = re.search(r'<td class="([^"]*)" data-key="line.f1"[^>]*>0\.592', body)
+    assert f1 is not None and "best" in f1.group(1)
     assert 'id="table-instances"' in dom and 'id="table-distributions"' in dom
     plots = re.findall(r'<svg class="plot" data-plot="(\w+)"', dom)
     assert plots == ["coverage_by_step", "quality_vs_cost", "by_language", "ranking_by_k",

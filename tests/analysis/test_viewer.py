@@ -138,9 +138,11 @@ def test_agent_failures_and_errors_drawn(tmp_path: Path) -> None:
     assert failed["status"] == "agent_failure" and failed["steps"] == []
     assert failed["gold"] == {"calc/parse.py": [[5, 5], [20, 26]]}
     assert failed["final"] == {"lines": {}, "files": []}
-    err = tmp_path / "err.jsonl"  # no --repos: every row is an evaluator error
+    err = tmp_path / "err.jsonl"  # no repository: every row is an evaluator error
+    (tmp_path / "no-repos").mkdir()
     assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--run", f"b={one}",
-                 "--out", str(err), "--quiet", "--views"]) == 0
+                 "--repos", str(tmp_path / "no-repos"), "--out", str(err), "--quiet",
+                 "--views"]) == 0
     assert _jsonl(sidecar_path(err)) == []
     view = tmp_path / "view"
     assert main(["view", str(out), str(err), "--out", str(view)]) == 0
@@ -387,4 +389,7 @@ def test_parity_runs_drawn(tmp_path: Path) -> None:
         assert curve_runs <= runs_here
     dom, console = _render(view / page_name("toy__js_queue-5"))
     assert console == [], console
-    assert "unified [strict] #2" in dom  # the batch file holds this instance twice
+    # the batch file holds this instance twice: the contextbench preset scores both records,
+    # as its evaluator does (drawn side by side); strict keeps the first (one row per run and
+    # instance)
+    assert "unified [contextbench] #2" in dom and "unified [strict] #2" not in dom

@@ -279,16 +279,16 @@ def test_progress_bar_only_on_a_terminal():
 
 
 def test_worker_processes_give_the_same_rows_in_order(tmp_path):
-    runs = tmp_path / "split"
-    runs.mkdir()
-    lines = [*(EX / "runs/agent-a.jsonl").read_text().splitlines(),
-             *(EX / "runs/agent-b.jsonl").read_text().splitlines()]
-    for k, line in enumerate(lines):  # one trajectory per file, in a known order
-        (runs / f"{k:02d}.jsonl").write_text(line + "\n")
-    (runs / "99-broken.jsonl").write_text('{"format": "ctxeval-trajectory/1", "steps": [}\n')
+    base = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"), "-q"]
+    for agent in ("a", "b"):  # one directory per run (a run has one row per instance)
+        runs = tmp_path / f"split-{agent}"
+        runs.mkdir()
+        lines = (EX / f"runs/agent-{agent}.jsonl").read_text().splitlines()
+        for k, line in enumerate(lines):  # one trajectory per file, in a known order
+            (runs / f"{k:02d}.jsonl").write_text(line + "\n")
+        (runs / "99-broken.jsonl").write_text('{"format": "ctxeval-trajectory/1", "steps": [}\n')
+        base += ["--run", f"split-{agent}={runs}"]
     out1, out2 = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    base = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"), "-q",
-            "--run", f"split={runs}"]
     assert main([*base, "--out", str(out1)]) == 0
     assert main([*base, "--out", str(out2), "-j", "2"]) == 0
     one, two = out1.read_bytes(), out2.read_bytes()
@@ -323,19 +323,28 @@ def test_cold_warm_and_uncached_runs_give_the_same_rows(tmp_path):
 
 
 def test_worker_processes_split_one_big_input(tmp_path):
-    """Few inputs: the parent reads them and workers score chunks of their trajectories."""
-    lines = [*(EX / "runs/agent-a.jsonl").read_text().splitlines(),
-             *(EX / "runs/agent-b.jsonl").read_text().splitlines()] * 3
-    big = tmp_path / "all.jsonl"
-    big.write_text("\n".join(lines) + "\n")
+    """Few inputs: the parent reads them and workers score chunks of their trajectories. (Twelve
+    instances: copies of the example's two under other ids, at the same commit; a run has one
+    row per instance.)"""
+    golds = [orjson.loads(x) for x in (EX / "gold.jsonl").read_bytes().splitlines()]
+    trajs = [orjson.loads(x) for agent in ("a", "b")
+             for x in (EX / f"runs/agent-{agent}.jsonl").read_bytes().splitlines()]
+    gold, big = tmp_path / "gold.jsonl", tmp_path / "all.jsonl"
+    with gold.open("wb") as g, big.open("wb") as b:
+        for k in range(6):
+            for rec in golds:
+                g.write(orjson.dumps({**rec, "instance_id": f"{rec['instance_id']}-{k}"}) + b"\n")
+            for t in trajs[2 * (k % 2): 2 * (k % 2) + 2]:
+                b.write(orjson.dumps({**t, "instance_id": f"{t['instance_id']}-{k}"}) + b"\n")
     outs = []
     for jobs in ("1", "2"):
         out = tmp_path / f"r{jobs}.jsonl"
-        assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--repos", str(EX / "repos"),
+        assert main(["evaluate", "--gold", str(gold), "--repos", str(EX / "repos"),
                      "-q", "--run", f"big={big}", "--out", str(out), "-j", jobs]) == 0
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
-    assert len(outs[0].splitlines()) == 12
+    rows = [orjson.loads(x) for x in outs[0].splitlines()]
+    assert len(rows) == 12 and {r["status"] for r in rows} == {"ok"}
 
 
 def test_a_bad_record_among_good_ones_is_reported_and_skipped(tmp_path):

@@ -24,10 +24,20 @@ RANKED = FIXTURES / "adapters" / "ranked" / "ranked.jsonl"
 
 
 def _evaluate(tmp: Path, *args: str, pred: Path = RANKED, name: str = "rows") -> list[dict]:
+    """Rows of ``pred`` against the example's gold; without ``--repos`` in ``args``, a
+    ``--repos`` directory that holds no repository (the instance's is missing)."""
     out = tmp / f"{name}.jsonl"
+    if "--repos" not in args:
+        args = (*args, "--repos", str(_no_repos(tmp)))
     assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--pred", str(pred),
                  "--out", str(out), "--quiet", *args]) == 0
     return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def _no_repos(tmp: Path) -> Path:
+    empty = tmp / "no-repos"
+    empty.mkdir(exist_ok=True)
+    return empty
 
 
 def _d(i: int) -> float:
@@ -163,12 +173,14 @@ def test_agent_failures_without_repository(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps({"format": "ctxeval-ranking/1", "instance_id": "other"}) + "\n")
     assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--pred", str(empty),
-                 "--all-gold", "--out", str(out), "--quiet"]) == 0
+                 "--all-gold", "--repos", str(_no_repos(tmp_path)), "--out", str(out),
+                 "--quiet"]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["instance_id"] for r in rows if "ranking" in r] == []
     loc = FIXTURES / "locagent"
     assert main(["evaluate", "--gold", str(loc / "dataset.jsonl"), "--pred", str(empty),
-                 "--all-gold", "--preset", "locagent", "--out", str(out), "--quiet"]) == 0
+                 "--all-gold", "--preset", "locagent", "--repos", str(_no_repos(tmp_path)),
+                 "--out", str(out), "--quiet"]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     failed = [r for r in rows if r["instance_id"] == "toy__loc-3"]
     assert failed and failed[0]["ranking"]["file"]["acc@1"] == 0.0

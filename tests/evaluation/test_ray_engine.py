@@ -81,9 +81,11 @@ def test_parity_suite_rows_are_the_local_rows(ray_local, tmp_path, preset):
             RunSpec("all", [str(PARITY / "trajs")])]
     local, on_ray, ls, rs = _both(tmp_path, runs=runs, gold=[str(PARITY / "gold.jsonl")],
                                   repos=str(PARITY / "repos"), preset=preset)
-    assert len(local) >= 46
-    assert {r["status"] for r in local} >= ({"ok", "error"} if preset == "contextbench"
-                                            else {"ok"})
+    keys = {(r["run"], r["instance_id"]) for r in local}
+    if preset == "contextbench":  # every record scored, a repeated one too, as its evaluator
+        assert len(local) >= 46 and {r["status"] for r in local} >= {"ok", "error"}
+    else:  # one row per run and instance: the first trajectory read
+        assert len(local) == len(keys) >= 16 and {r["status"] for r in local} >= {"ok"}
     assert on_ray == local
     assert rs.rows == ls.rows
     assert [str(p) for p in rs.unreadable] == [str(p) for p in ls.unreadable]
@@ -205,12 +207,16 @@ def test_uris_and_a_parquet_dataset_of_raw_records(ray_local, tmp_path):
     ev = ctxeval.evaluate(EX / "gold.jsonl", {"ds": ds}, repos=EX / "repos", engine="ray",
                           jobs=2)
     assert ev.rows == local_ds.rows
-    assert len(ev.rows) == len(records) and {r["pred_file"] for r in ev.rows} == {str(ds)}
+    # agent-a's and agent-b's records of the two instances in one run: the first of each is
+    # its row (agent-a's)
+    first = records[:2]
+    assert len(ev.rows) == len(first) and {r["pred_file"] for r in ev.rows} == {str(ds)}
+    assert len(ev.summary.duplicates) == len(local_ds.summary.duplicates) == 2
     assert [str(p) for p in ev.summary.unreadable] == [
         str(p) for p in local_ds.summary.unreadable]
     assert len(ev.summary.unreadable) == 1 and ev.summary.unreadable[0].line == 3
     with ctxeval.Scorer(gold=EX / "gold.jsonl", repos=EX / "repos", run="ds") as scorer:
-        want = [scorer.score(r) for r in records]
+        want = [scorer.score(r) for r in first]
     assert [{k: v for k, v in r.items() if k != "pred_file"} for r in ev.rows] == want
 
 
@@ -223,4 +229,20 @@ def test_without_the_extra_the_engine_says_how_to_get_it(monkeypatch, tmp_path):
                             runs=[RunSpec("a", [str(EX / "runs")])], repos=str(EX / "repos"),
                             out=tmp_path / "r.jsonl", progress=False)
     assert main(["evaluate", "--gold", str(EX / "gold.jsonl"), "--pred", str(EX / "runs"),
-                 "--engine", "ray", "--out", str(tmp_path / "r.jsonl"), "-q"]) == 1
+                 "--repos", str(EX / "repos"), "--engine", "ray",
+                 "--out", str(tmp_path / "r.jsonl"), "-q"]) == 1
+
+
+def test_duplicate_trajectories_give_the_local_engines_one_row(ray_local, tmp_path):
+    """The first trajectory read of a (run, instance) is its row, on Ray as locally, also when
+    the duplicate is in another unit (another input of the run)."""
+    lines = (EX / "runs" / "agent-a.jsonl").read_bytes().splitlines(keepends=True)
+    doubled = tmp_path / "doubled.jsonl"
+    doubled.write_bytes(lines[0] + b"".join(lines))
+    again = tmp_path / "again.jsonl"
+    again.write_bytes(lines[1])
+    local, on_ray, s_local, s_ray = _both(
+        tmp_path, runs=[RunSpec("a", [str(doubled), str(again)])],
+        gold=[str(EX / "gold.jsonl")], repos=str(EX / "repos"))
+    assert len(local) == 2 and on_ray == local
+    assert len(s_local.duplicates) == len(s_ray.duplicates) == 2

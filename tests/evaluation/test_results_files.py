@@ -176,7 +176,8 @@ def test_the_fast_check_and_the_walk_agree(results: Path) -> None:
     from ctxeval.evaluation.output.results import METRIC_SECTIONS, _metric_problem, _metrics_ok
 
     rng = random.Random(15)
-    values = [None, 1, 0.5, -3, True, "x", [], [1], {}, {"a": 1}, {"a": "b"}, [{"a": 1}]]
+    values = [None, 1, 0.5, -3, True, "x", [], [1], {}, {"a": 1}, {"a": "b"}, [{"a": 1}],
+              1.5, -0.3, 1e308, 2, -1, 0, 3.0]
 
     def leaves(obj, path=()):
         if isinstance(obj, dict):
@@ -199,5 +200,7 @@ def test_the_fast_check_and_the_walk_agree(results: Path) -> None:
         target[path[-1]] = rng.choice(values)
         fast = _metrics_ok(row[key], key, key == "trajectory")
         assert fast == (_metric_problem(row[key], key, key) is None), (key, path, row[key])
+        loose = _metrics_ok(row[key], key, key == "trajectory", "", True)
+        assert loose == (_metric_problem(row[key], key, key, "", True) is None)
         checked += not fast
     assert checked > 100  # most damage is caught

@@ -151,13 +151,14 @@ def test_parity_rows_round_trip_through_parquet(tmp_path):
 def test_a_parquet_out_is_held_for_its_whole_run(tmp_path, capsys):
     """As a JSONL one: a second evaluation into the same Parquet output while the first holds
     it (through the partial file the rows are written to) exits 1 naming it."""
+    from ctxeval.evaluation.output.destination import Destination
     from ctxeval.evaluation.output.outfile import lock_holder
-    from ctxeval.evaluation.output.results import hold_output
 
     out = tmp_path / "results.parquet"
-    with hold_output(out) as held:
-        assert held.path == tmp_path / "results.parquet.partial"
-        assert lock_holder(held.path) is not None
+    with Destination.open(out) as held:
+        assert held.file is not None
+        assert held.file.path == tmp_path / "results.parquet.partial"
+        assert lock_holder(held.file.path) is not None
         ex = FIXTURES / "example"
         code = main(["evaluate", "--gold", str(ex / "gold.jsonl"), "--repos", str(ex / "repos"),
                      "--run", f"agent-a={ex / 'runs' / 'agent-a.jsonl'}", "--out", str(out),

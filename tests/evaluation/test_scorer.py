@@ -97,3 +97,37 @@ def test_parity_files_scored_one_by_one_match_the_local_run():
             assert got == want, f
             scored += 1
     assert scored >= 30
+
+
+def test_a_str_that_names_a_file_is_the_file(local_rows, tmp_path):
+    """``score("run.traj.json")`` read the path as the record's text and gave an agent_failure
+    row (issue 23): a str naming an existing file is that file; JSON text is a record; a str
+    that is neither is an error that says what to give; other text comes as bytes or text=."""
+    one = tmp_path / "one.jsonl"
+    line = (EX / "runs" / "agent-a.jsonl").read_bytes().splitlines()[0]
+    one.write_bytes(line + b"\n")
+    with ctxeval.Scorer(gold=EX / "gold.jsonl", repos=EX / "repos") as scorer:
+        assert scorer.score(str(one)) == local_rows[0]  # was an agent_failure row
+        assert scorer.score(one) == local_rows[0]
+        assert scorer.score(line.decode()) == local_rows[0]  # JSON text is still a record
+        assert scorer.score(text=line.decode()) == local_rows[0]
+        assert scorer.reward(str(one)) == local_rows[0]["final"]["line"]["f1"]
+        gid = local_rows[0]["instance_id"]
+        for wrong in (str(tmp_path / "missing.traj.json"), "run.traj.json", "not json at all"):
+            with pytest.raises(ValueError, match="names no existing file and is not JSON"):
+                scorer.score(wrong, instance_id=gid)
+        with pytest.raises(TypeError, match="not both"):
+            scorer.score(line, text=line.decode())
+    # text in a format that is not JSON, given with text=: a Prometheus log of the parity
+    # fixtures, as the local run reads the file
+    log = FIXTURES / "parity" / "trajs" / "toy__polyglot-4" / "t2" / "toy__polyglot-4.log"
+    ev = ctxeval.evaluate(FIXTURES / "parity" / "gold.jsonl", {"rollout": log},
+                          repos=FIXTURES / "parity" / "repos", preset="contextbench")
+    with ctxeval.Scorer(gold=FIXTURES / "parity" / "gold.jsonl",
+                        repos=FIXTURES / "parity" / "repos", preset="contextbench") as scorer:
+        want = _without_pred_file(ev.rows[0])
+        assert scorer.score(text=log.read_text(), name=log.name) == want
+        assert scorer.score(log.read_bytes(), name=log.name) == want
+        assert scorer.score(str(log)) == want
+        with pytest.raises(ValueError, match="is not JSON"):
+            scorer.score(log.read_text(), name=log.name)

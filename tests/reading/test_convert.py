@@ -67,7 +67,7 @@ ADAPTERS = FIXTURES / "adapters"
 def test_inspect_and_convert_atif_and_openhands_v1(tmp_path, capsys):
     assert main(["inspect", str(ADAPTERS / "atif" / "claude-code")]) == 0
     out = capsys.readouterr().out
-    assert "(atif)" in out and "[5] Read (subagent explore-1)" in out
+    assert "(atif)" in out and "[6] Read (subagent explore-1)" in out  # numbered from 1
     assert "view tests/test_calc.py:8-9" in out
     assert main(["inspect", str(ADAPTERS / "openhands-v1")]) == 0
     out = capsys.readouterr().out

@@ -471,7 +471,8 @@ render_comparison.__doc__ = (render_comparison.__doc__ or "").replace("{dagger}"
 def run(args: argparse.Namespace) -> int:
     """The ``compare`` command: 0 on success, 1 for unusable input, 2 for bad options."""
     from ..errors import CtxevalError
-    from ..evaluation.output.results import read_rows
+    from ..evaluation.output.ownership import check_ours
+    from ..evaluation.output.results import read_results
 
     def err(msg: str) -> None:
         print(f"ctxeval: {msg}", file=sys.stderr)
@@ -491,7 +492,9 @@ def run(args: argparse.Namespace) -> int:
         err("--metrics names no metric")
         return 2
     try:
-        rows = [r for p in args.results for r in read_rows(p)]
+        if args.out:  # before any work: --out results.jsonl by mistake is refused at once
+            check_ours(args.out, "report")
+        rows = read_results(args.results)
         comps = compare_rows(rows, baseline=args.baseline, metrics=metrics, n=args.n,
                              seed=args.seed, level=args.level, alpha=args.alpha)
         correlations = None if args.no_correlations else metric_correlations(
@@ -558,7 +561,8 @@ metrics (dotted paths into result rows):
   ranking.<l>.acc|recall|precision|ndcg|map@<k>, ranking.<l>.mrr   l = file, module,
     function (k as the rows were evaluated with, 1,3,5,10 by default)
   ranking.before_first_gold.<l>.steps_before|input_tokens|cost, ranking.budget.line|file
-  localization: the localisation papers' table ({_wrap(LOCALIZATION_METRICS[:3])}, ...)
+  localization: the localisation papers' table
+    ({', '.join(LOCALIZATION_METRICS[:3])}, ...)
   default: {_wrap(DEFAULT_METRICS)},
            and resolved where the rows record it
 

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,10 +42,11 @@ from ..reading.adapters import ReadOptions, dataset
 from ..reading.adapters.dataset import row_trajectories
 from ..reading.inputs import list_inputs
 from ..truth.gold import GoldSet, load_gold
-from ..truth.symbols import grammar_versions
-from .output.results import RowWriter, hold_output, write_meta
+from .output.destination import Destination
+from .output.meta import command_line
+from .output.results import RowWriter
 from .prepare.preparer import FinalPolicy
-from .run import RunSpec, Summary, _Progress, start
+from .run import RunSpec, Summary, _Progress, settings_of, start
 from .scorer import Scorer
 
 #: Most units one actor call evaluates (see :func:`_results`).
@@ -177,7 +177,8 @@ class UnitEvaluator:
                  fetch: bool, preset: str, final_policy: FinalPolicy, fmt: str | None,
                  text: bool, cache_dir: str | None, incremental: bool,
                  skip: set[tuple[str, str]],
-                 on_unit: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_unit: Callable[[dict[str, Any]], None] | None = None,
+                 git_timeout: float | None = None) -> None:
         self.runs = list(runs)
         self.fmt = fmt
         self.preset = preset
@@ -186,7 +187,8 @@ class UnitEvaluator:
         self._failure = False
         # The in-process scorer's warm state: the gold, repository readers, definitions.
         self.scorer = Scorer(gold, repos, preset=preset, final=final_policy, fetch=fetch,
-                             cache_dir=cache_dir, incremental=incremental, text=text)
+                             cache_dir=cache_dir, incremental=incremental, text=text,
+                             git_timeout=git_timeout)
         self.ev = self.scorer.evaluator
         self.records = self.scorer.records
 
@@ -214,7 +216,7 @@ class UnitEvaluator:
             rows = self._file(spec, unit, summary)
         stats = {k: v - before.get(k, 0) for k, v in self.ev.symbols.stats.items()}
         info = {"unreadable": _problems(summary.unreadable), "failure": self._failure,
-                "without_gold": summary.without_gold,
+                "without_gold": summary.without_gold, "duplicates": summary.duplicates,
                 "skipped": summary.skipped_resume, "stats": stats, "notes": self.ev.notes}
         return rows, info
 
@@ -297,23 +299,36 @@ def _renamed(rows: list[dict[str, Any]], summary: Summary, local: str, uri: str
 class _Runs:
     """What the driver keeps per run while the units come back in order."""
 
-    def __init__(self, gold: GoldSet) -> None:
+    def __init__(self, gold: GoldSet, name: str = "", preset: str = "strict") -> None:
         self.gold = gold
+        self.name = name
+        #: The ContextBench evaluator scores a repeated record too; its preset keeps the rows.
+        self.keep_duplicates = preset == "contextbench"
         self.covered: set[str] = set()
+        #: Instance -> the input and unit of the run's row for it (one row per run and
+        #: instance).
+        self.seen: dict[str, tuple[str | None, int]] = {}
+        self.duplicates: list[str] = []
 
-    def keep(self, row: dict[str, Any], failure: bool) -> bool:
+    def keep(self, row: dict[str, Any], failure: bool, unit: int = -1) -> bool:
         """Whether a unit's row is one the local engine writes. A unit is evaluated without
-        the run's earlier inputs; the failure row of an unreadable input (``failure``) named
-        after an instance they covered is not written there."""
-        err = row.get("error") or {}
-        if row.get("status") == "error" and err.get("kind") == "missing_gold":
-            return True
+        the run's earlier inputs: the failure row of an unreadable input (``failure``) named
+        after an instance they covered is not written there, nor the row of a trajectory of
+        an instance the run already has a row for (the first trajectory read counts)."""
         gold = self.gold.get(str(row.get("gold_instance_id") or row["instance_id"]))
-        if gold is None:
-            return True
-        if failure and gold.instance_id in self.covered:
-            return False
-        self.covered.add(gold.instance_id)
+        key = gold.instance_id if gold is not None else str(row["instance_id"])
+        if key in self.seen:
+            first, first_unit = self.seen[key]
+            if failure:
+                return False
+            if first_unit != unit:  # a unit reports the duplicates within it itself
+                self.duplicates.append(f"run {self.name}, instance {row['instance_id']}: "
+                                       f"{row.get('pred_file')} (the row is {first}'s)")
+            if not self.keep_duplicates:
+                return False
+        self.seen.setdefault(key, (row.get("pred_file"), unit))
+        if gold is not None:
+            self.covered.add(gold.instance_id)
         return True
 
 
@@ -392,25 +407,29 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              argv: list[str] | None = None, text: bool = False,
              cache_dir: str | Path | None = None, incremental: bool = True,
              address: str | None = None,
-             on_unit: Callable[[dict[str, Any]], None] | None = None) -> Summary:
+             on_unit: Callable[[dict[str, Any]], None] | None = None,
+             git_timeout: float | None = None, notices: bool | None = None) -> Summary:
     """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
     order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
     the cluster to join (default: the running Ray instance, else a local one);
     ``on_unit`` is called in the actor before each unit (tests kill actors with it)."""
     ray = _ray()
     t0 = time.monotonic()
-    out_path = Path(out) if out is not None else None
-    outputs = ExitStack()
-    # Held before anything is read (:mod:`ctxeval.evaluation.output.outfile`), as by the local
-    # engine.
-    row_file = outputs.enter_context(hold_output(out_path)) \
-        if stream is None and out_path is not None else None
+    # Held before anything is read (:mod:`ctxeval.evaluation.output.destination`), as by the
+    # local engine.
+    dest = Destination.open(out, stream=stream, resume=resume)
     scratch = Path(tempfile.mkdtemp(prefix="ctxeval-driver-"))
     try:
         local_gold, gold_names = _localized_gold(gold, scratch)
         gold_set = load_gold(local_gold)
         gold_set.sources = [(gold_names.get(p, p), h) for p, h in gold_set.sources]
-        summary, skip = start(gold_set, row_file, out_path, resume=resume)
+        dest.meta_extra = {"command": command_line(argv),
+                           "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
+        summary, kept = start(gold_set, dest, settings_of(gold_set, preset=preset,
+                                                          final_policy=final_policy,
+                                                          text=text, fmt=fmt),
+                              say=progress if notices is None else notices)
+        skip = kept.done()
         units = plan_units(runs, fmt)
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
@@ -421,20 +440,18 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                   "preset": preset, "final_policy": final_policy, "fmt": fmt, "text": text,
                   "cache_dir": str(cache_dir) if cache_dir is not None else None,
                   "incremental": incremental, "skip": skip,
-                  "on_unit": on_unit}
-        writer = RowWriter(stream) if stream is not None else \
-            RowWriter.into(row_file, out_path, resume=resume) \
-            if row_file is not None and out_path is not None else RowWriter(sys.stdout.buffer)
+                  "on_unit": on_unit, "git_timeout": git_timeout}
+        writer = RowWriter(dest)
         bar = _Progress(sys.stderr, progress)
         bar.begin("ray", len(units))
         stats: dict[str, int] = {}
         covered_any: set[str] = set()
-        tracked = [_Runs(gold_set) for _ in runs]
+        tracked = [_Runs(gold_set, r.name, preset) for r in runs]
         local: UnitEvaluator | None = None
         try:
             results = _results(ray, units, actors, kwargs) if units else iter(())
             done_run = -1
-            for unit, (rows, info) in zip(units, results, strict=False):
+            for k, (unit, (rows, info)) in enumerate(zip(units, results, strict=False)):
                 r = unit["run"]
                 while done_run < r - 1:  # runs without units of their own
                     done_run += 1
@@ -442,11 +459,12 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                                        writer, local, kwargs)
                 done_run = max(done_run, r - 1)
                 for row in rows:
-                    if tracked[r].keep(row, info["failure"]):
+                    if tracked[r].keep(row, info["failure"], k):
                         writer.write(row, parsed=True)
+                        if (row.get("error") or {}).get("kind") == "missing_gold":
+                            summary.without_gold.append(str(row["instance_id"]))
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
-                summary.without_gold.extend(info["without_gold"])
-                summary.skipped_resume += info["skipped"]
+                summary.duplicates.extend(info.get("duplicates") or [])
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
                 for k, v in info["stats"].items():
                     stats[k] = stats.get(k, 0) + v
@@ -458,29 +476,24 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
             writer.flush()
         finally:
             bar.done()
-            writer.close()
             if local is not None:
                 local.close()
         for t in tracked:
             covered_any |= t.covered
+            summary.duplicates.extend(t.duplicates)
         summary.rows = writer.counts
         summary.errors = writer.errors
         summary.uncovered_by_any = sum(1 for g in gold_set.instances
                                        if g.instance_id not in covered_any)
         summary.seconds = time.monotonic() - t0
-        if out_path is not None:
-            write_meta(out_path, preset=preset, final_policy=final_policy,
-                       gold_sources=gold_set.sources, grammars=grammar_versions(), argv=argv,
-                       extra={"runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs],
-                              "engine": {"name": "ray", "actors": actors,
-                                         "units": len(units)},
-                              "symbol_stats": stats,
-                              "symbol_cache": {"disk": cache_dir is not None,
-                                               "incremental": incremental}})
+        dest.finish({"engine": {"name": "ray", "actors": actors, "units": len(units)},
+                     "symbol_stats": stats,
+                     "symbol_cache": {"disk": cache_dir is not None,
+                                      "incremental": incremental}})
         return summary
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-        outputs.close()
+        dest.close()
 
 
 def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: Summary,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import GoldInstance, Trajectory, Usage
-from ..reading.textmatch import overlap
+from ..reading.textmatch import overlap, tokens
 from .prepare.preparer import Notes, context_text
 
 
@@ -80,8 +80,17 @@ def text_metrics(gold: GoldInstance, traj: Trajectory | None, inst: dict[str, An
     gold_text = "".join(gold.context_text) if gold.context_text else \
         context_text(inst, notes.paths, snap, "gold")
     final_text = context_text(inst, notes.paths, snap, "final")
-    ctx = overlap(final_text, gold_text)
-    out: dict[str, Any] = {f"context_token_{k}": ctx[k] for k in ("precision", "recall", "f1")}
+    out: dict[str, Any]
+    if not tokens(gold_text):
+        # No gold text (every gold file missing from the checkout, or gold without lines): as
+        # for an empty gold set (spec metrics.md, "Empty sets"), recall and F1 are undefined,
+        # and precision is 0 when the final context has text, undefined when it has none. (The
+        # overlap's own convention, 1.0 against an empty reference, credited everything.)
+        out = {"context_token_precision": 0.0 if tokens(final_text) else None,
+               "context_token_recall": None, "context_token_f1": None}
+    else:
+        ctx = overlap(final_text, gold_text)
+        out = {f"context_token_{k}": ctx[k] for k in ("precision", "recall", "f1")}
     patch = traj.model_patch if traj is not None else None
     if gold.patch and patch:
         p = overlap(patch, gold.patch)

@@ -15,7 +15,6 @@ import sys
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -30,9 +29,10 @@ from ..truth.gold import GoldSet, load_gold
 from ..truth.repo import RepoCache
 from ..truth.symbols import grammar_versions
 from .extract import ThreadExtractor
-from .output.outfile import LineFile
-from .output.results import RowWriter, begin_output, error_row, hold_output, write_meta
-from .output.views_sidecar import ViewsSidecar
+from .output.destination import Destination
+from .output.meta import Settings, command_line
+from .output.results import RowWriter, error_row
+from .output.resume_scan import Kept
 from .plan import Item, needs, plan_item
 from .prepare.preparer import FinalPolicy, Preparer, PreparerBase
 from .ranking import DEFAULT_RANKING, Ranker, RankingSettings
@@ -69,13 +69,21 @@ class Summary:
     #: Gold instances that no run had a trajectory for.
     uncovered_by_any: int = 0
     gold_problems: list[Problem] = field(default_factory=list)
+    #: Rows kept from the output by --resume.
     skipped_resume: int = 0
+    #: Rows of an earlier evaluation in the output that this one replaces (without --resume).
+    replaced: int = 0
     seconds: float = 0.0
     #: What went wrong with the evaluator itself but changed no row (extraction that failed
     #: in the background and was done again in the calling thread).
     notes: list[str] = field(default_factory=list)
     #: Bytes of an unterminated last line (a hard crash mid-write) dropped by --resume.
     torn_bytes: int = 0
+    #: Trajectories given no row: their run already had one for the instance (the first
+    #: trajectory read of a (run, instance) is the one scored).
+    duplicates: list[str] = field(default_factory=list)
+    #: Whether they were scored all the same (preset contextbench, as its evaluator does).
+    duplicates_scored: bool = False
 
     def lines(self) -> list[str]:
         r = self.rows
@@ -95,6 +103,14 @@ class Summary:
             out.extend(f"  {p}" for p in self.unreadable[:10])
         if self.without_gold:
             out.append(f"trajectories without a gold row: {len(self.without_gold)}")
+        if self.duplicates:
+            out.append(f"duplicate trajectories, not scored (the first trajectory read of a run "
+                       f"and instance is its row): {len(self.duplicates)}" if not
+                       self.duplicates_scored else
+                       f"duplicate trajectories, each scored as the ContextBench evaluator "
+                       f"does (preset contextbench; report counts them all): "
+                       f"{len(self.duplicates)}")
+            out.extend(f"  {d}" for d in self.duplicates[:5])
         if self.uncovered_by_any:
             out.append(f"gold instances no run covered: {self.uncovered_by_any}")
         partial = {run: n for run, n in self.uncovered.items() if n > self.uncovered_by_any}
@@ -191,6 +207,8 @@ class _Batch:
     unreadable: Problem | None = None
     without_gold: list[str] = field(default_factory=list)
     covered: list[str] = field(default_factory=list)
+    #: Trajectories of an instance the run already has a row for: (instance, input, first).
+    duplicates: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     skipped: int = 0
     instances: int = 0
     #: The last batch of its input (for the progress bar).
@@ -203,8 +221,14 @@ class _RunContext:
 
     name: str
     fmt: str | None
+    #: Instances whose rows ``--resume`` keeps: not evaluated again.
     skip: frozenset[str]
     resolved: ResolvedTable
+    #: Inputs ``--resume`` knows were read to their end: not read again.
+    done_inputs: frozenset[str] = frozenset()
+    #: Instance (the gold's id, else the trajectory's) -> the input of the run's first row for
+    #: it: a later trajectory of the same instance is a duplicate and gets no row.
+    seen: dict[str, str | None] = field(default_factory=dict)
 
 
 
@@ -254,7 +278,7 @@ class Evaluator:
             yield self._unreadable(ReadResult(Path(item.path or ""), problem=item))
             return
         got = iter_input(item[0], item[1], fmt=ctx.fmt,
-                         options=ReadOptions(preset=self.preset, run=ctx.name))
+                         options=ReadOptions(preset=self.preset, run=ctx.name, skip=ctx.skip))
         if got is None:
             return
         if isinstance(got, ReadResult):
@@ -280,6 +304,10 @@ class Evaluator:
                 readable = True
                 for err in errors:
                     yield _Batch(unreadable=err.to_problem())
+            if rec.instance_id in ctx.skip:
+                # kept by --resume: dropped here, so that the first batches of the work left
+                # are small (the extract stage starts early) however many rows are kept
+                continue
             chunk.append(rec)
             if len(chunk) >= limit:
                 yield chunk, pred_file
@@ -311,8 +339,16 @@ class Evaluator:
                 if kept is not None:
                     out.covered.append(kept.instance_id)
                 continue
-            out.instances += 1
             gold = self.gold.get(traj.instance_id)
+            key = gold.instance_id if gold is not None else traj.instance_id
+            if key in ctx.seen:
+                out.duplicates.append((traj.instance_id, pred_file, ctx.seen[key]))
+                if self.preset != "contextbench":
+                    continue  # one row per (run, instance): the first trajectory read
+                # the ContextBench evaluator scores every record, a repeated one too (and its
+                # aggregate counts both): its preset does the same, and the summary says so
+            ctx.seen.setdefault(key, pred_file)
+            out.instances += 1
             if gold is None:
                 out.without_gold.append(traj.instance_id)
                 out.items.append(Item(None, traj, "error", pred_file, row=error_row(
@@ -325,8 +361,13 @@ class Evaluator:
 
     def _batches(self, listed: list[tuple[Path, bool] | Problem], ctx: _RunContext
                  ) -> Iterator[_Batch]:
-        """The plan stage over a run's inputs, in order; each input's last batch says so."""
+        """The plan stage over a run's inputs, in order; each input's last batch says so.
+        Inputs ``--resume`` knows were read to their end are passed over unread."""
         for item in listed:
+            name = item.path if isinstance(item, Problem) else str(item[0])
+            if name in ctx.done_inputs:
+                yield _Batch(input_done=True)
+                continue
             last: _Batch | None = None
             for part in self._stream(item, ctx):
                 batch = part if isinstance(part, _Batch) else \
@@ -409,17 +450,24 @@ class Evaluator:
         return [row for done in self._staged(iter([batch]), ctx) for row in done.rows]
 
     def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
-            skip: set[tuple[str, str]] | None = None, progress: _Progress | None = None,
+            skip: set[tuple[str, str]] | None = None, kept: Kept | None = None,
+            progress: _Progress | None = None,
             listed: list[tuple[Path, bool] | Problem] | None = None
             ) -> Iterator[dict[str, Any]]:
-        """Rows of one run, in input order. ``listed``: the inputs already listed (a part of
-        the run's, as the Ray engine hands them out) instead of ``spec.inputs``."""
+        """Rows of one run, in input order. ``kept``: the rows ``--resume`` keeps (their
+        instances are not evaluated again, and the inputs they show were read to their end are
+        not read again), or ``skip``, the (run, instance) of such rows. ``listed``: the inputs
+        already listed (a part of the run's, as the Ray engine hands them out) instead of
+        ``spec.inputs``."""
         resolved = ResolvedTable()
         for path in spec.results:
             resolved.update(load_resolved(path))
-        ctx = _RunContext(spec.name, fmt,
-                          frozenset(i for r, i in (skip or ()) if r == spec.name), resolved)
-        covered: set[str] = set()
+        run_kept = kept.runs.get(spec.name) if kept is not None else None
+        done = set(run_kept.instances) if run_kept is not None else set()
+        done.update(i for r, i in (skip or ()) if r == spec.name)
+        ctx = _RunContext(spec.name, fmt, frozenset(done), resolved,
+                          run_kept.done_inputs() if run_kept is not None else frozenset())
+        covered: set[str] = {g.instance_id for i in done if (g := self.gold.get(i)) is not None}
         if listed is None:
             listed = list_inputs(spec.inputs, fmt)
         if progress is not None:
@@ -430,11 +478,15 @@ class Evaluator:
                 if batch.unreadable is not None:
                     summary.unreadable.append(batch.unreadable)
                 summary.without_gold.extend(batch.without_gold)
-                summary.skipped_resume += batch.skipped
+                summary.duplicates.extend(f"run {spec.name}, instance {iid}: {where} (the "
+                                          f"row is {first}'s)" for iid, where, first
+                                          in batch.duplicates)
                 covered.update(batch.covered)
-                if batch.failure is not None and batch.failure[0] not in covered:
+                if batch.failure is not None and batch.failure[0] not in covered \
+                        and batch.failure[0] not in ctx.seen:
                     gid, pred_file, reason = batch.failure
                     covered.add(gid)
+                    ctx.seen[gid] = pred_file
                     gold = self.gold.get(gid)
                     assert gold is not None
                     batch.items.insert(0, self._plan(gold, None, spec.name, "agent_failure",
@@ -467,98 +519,114 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              progress: bool = True, stream: IO[bytes] | None = None,
              argv: list[str] | None = None, text: bool = False,
              cache_dir: str | Path | None = None, incremental: bool = True,
-             views: bool = False, ranking: RankingSettings | None = DEFAULT_RANKING
-             ) -> Summary:
+             views: bool = False, ranking: RankingSettings | None = DEFAULT_RANKING,
+             git_timeout: float | None = None, notices: bool | None = None) -> Summary:
     """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
 
     ``cache_dir`` keeps parsed definitions on disk across evaluations (None: no disk cache);
     ``incremental`` re-parses a file from its previous version's tree where it can.
     ``views`` writes what each step displayed to ``<out>.views.jsonl`` (needs ``out``).
     ``ranking``: the cut-offs and line budget of the rows' ranking block (None: no block).
+    ``git_timeout``: seconds a git request may take (:mod:`ctxeval.truth.gitproc`; None: the
+    default or ``$CTXEVAL_GIT_TIMEOUT``); a late one makes its instances error rows.
+    ``notices``: say on standard error, at once, that the rows of an earlier evaluation are
+    being replaced (default: ``progress``; the command says it even with ``--quiet``).
 
     Raises :class:`GoldError` when no gold can be loaded at all, :class:`OutputBusy` when
     another evaluation is writing ``out`` (checked first, before anything is read or
-    truncated), and ``OSError`` when the output cannot be written: those are the conditions
-    under which nothing can be evaluated. The output is held for the whole run and only ever
-    holds whole lines (:mod:`ctxeval.evaluation.output.outfile`).
+    truncated), an :class:`InputError` when ``out`` (or the files beside it) holds something
+    that is not ours to overwrite, a :class:`ResumeConflict` when ``resume`` would add rows
+    made differently from the rows there, and ``OSError`` (naming the file) when the output
+    cannot be written: those are the conditions under which nothing can be evaluated. The
+    output is held for the whole run, only ever holds whole lines and is begun at its first
+    row (:mod:`ctxeval.evaluation.output.destination`).
     """
     t0 = time.monotonic()
-    out_path = Path(out) if out is not None else None
-    with ExitStack() as held:
-        row_file = held.enter_context(hold_output(out_path)) \
-            if stream is None and out_path is not None else None
-        sidecar = held.enter_context(closing(ViewsSidecar(out_path))) \
-            if views and out_path is not None else None
-        return _evaluate(gold=gold, runs=runs, repos=repos, out_path=out_path,
-                         row_file=row_file, sidecar=sidecar, stream=stream, preset=preset,
+    with Destination.open(out, stream=stream, resume=resume,
+                          views=views and out is not None) as dest:
+        return _evaluate(gold=gold, runs=runs, repos=repos, dest=dest, preset=preset,
                          final_policy=final_policy, all_gold=all_gold, jobs=jobs, fetch=fetch,
-                         resume=resume, fmt=fmt, progress=progress, argv=argv, text=text,
+                         fmt=fmt, progress=progress, argv=argv, text=text,
                          cache_dir=cache_dir, incremental=incremental, t0=t0,
-                         ranking=ranking)
+                         ranking=ranking, git_timeout=git_timeout,
+                         notices=progress if notices is None else notices)
 
 
-def start(gold_set: GoldSet, row_file: LineFile | None, out_path: Path | None, *,
-          resume: bool) -> tuple[Summary, set[tuple[str, str]]]:
+def start(gold_set: GoldSet, dest: Destination, settings: Settings, *, say: bool = False
+          ) -> tuple[Summary, Kept]:
     """What every engine does once the gold is loaded and the output held: stop when there is
-    no gold at all, start the output (:func:`~ctxeval.evaluation.output.results.begin_output`); the
-    summary to fill and the (run, instance) already written, not to be evaluated again."""
+    no gold at all, begin the output
+    (:meth:`~ctxeval.evaluation.output.destination.Destination.begin`); the summary to fill and
+    the rows kept by ``--resume``, not to be evaluated again. ``say``: tell standard error now
+    that the rows of an earlier evaluation are being replaced."""
     if not gold_set.instances:
         raise GoldError("no gold instance could be loaded"
                         + (f" ({gold_set.problems[0]})" if gold_set.problems else ""))
     summary = Summary(gold_problems=list(gold_set.problems))
-    skip: set[tuple[str, str]] = set()
-    if row_file is not None and out_path is not None:
-        summary.torn_bytes, skip = begin_output(row_file, out_path, resume=resume)
-    return summary, skip
+    begun = dest.begin(settings)
+    summary.torn_bytes = begun.torn_bytes
+    summary.duplicates_scored = settings.preset == "contextbench"
+    summary.skipped_resume = begun.kept.count
+    summary.replaced = begun.replacing
+    summary.notes.extend(begun.notes)
+    if say and begun.replacing and dest.path is not None:
+        print(f"ctxeval: {dest.path}: replacing the {begun.replacing} "
+              f"row{'s' * (begun.replacing != 1)} of an earlier evaluation (--resume keeps "
+              "them and evaluates only the rest)", file=sys.stderr)
+    return summary, begun.kept
+
+
+def settings_of(gold_set: GoldSet, *, preset: str, final_policy: str, text: bool,
+                fmt: str | None, ranking: RankingSettings | None = DEFAULT_RANKING
+                ) -> Settings:
+    """What the rows of this evaluation are made with, for the metadata."""
+    return Settings(preset=preset, final_policy=final_policy, text=text, fmt=fmt,
+                    gold_sources=tuple(gold_set.sources), grammars=grammar_versions(),
+                    ranking=None if ranking is None else {"k": list(ranking.ks),
+                                                          "budget_lines": ranking.budget})
 
 
 def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str | Path | None,
-              out_path: Path | None, row_file: LineFile | None, sidecar: ViewsSidecar | None,
-              stream: IO[bytes] | None, preset: str, final_policy: FinalPolicy,
-              all_gold: bool, jobs: int, fetch: bool, resume: bool, fmt: str | None,
-              progress: bool, argv: list[str] | None, text: bool,
-              cache_dir: str | Path | None, incremental: bool, t0: float,
-              ranking: RankingSettings | None = DEFAULT_RANKING) -> Summary:
-    """:func:`evaluate` once its outputs are held."""
+              dest: Destination, preset: str, final_policy: FinalPolicy, all_gold: bool,
+              jobs: int, fetch: bool, fmt: str | None, progress: bool,
+              argv: list[str] | None, text: bool, cache_dir: str | Path | None,
+              incremental: bool, t0: float,
+              ranking: RankingSettings | None = DEFAULT_RANKING,
+              git_timeout: float | None = None, notices: bool = False) -> Summary:
+    """:func:`evaluate` once its output is held."""
     gold_set = load_gold(list(gold))
-    summary, skip = start(gold_set, row_file, out_path, resume=resume)
-    if sidecar is not None:
-        sidecar.begin(resume=resume)
+    settings = settings_of(gold_set, preset=preset, final_policy=final_policy, text=text,
+                           fmt=fmt, ranking=ranking)
+    dest.meta_extra = {"command": command_line(argv),
+                       "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
+    summary, kept = start(gold_set, dest, settings, say=notices)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
-                           cache_bytes=REPO_CACHE_BYTES)
+                           cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout)
     symbols = SymbolSettings(cache_dir, incremental).extractor()
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,
-                          views=sidecar is not None, ranking=ranking)
+                          views=dest.sidecar is not None, ranking=ranking)
     bar = _Progress(sys.stderr, progress)
-    writer = RowWriter(stream) if stream is not None else \
-        RowWriter.into(row_file, out_path, resume=resume) \
-        if row_file is not None and out_path is not None else RowWriter(sys.stdout.buffer)
+    writer = RowWriter(dest)
     try:
         for spec in runs:
-            for row in evaluator.run(spec, summary, fmt=fmt, skip=skip, progress=bar):
-                if sidecar is not None:
-                    sidecar.take(row)
+            for row in evaluator.run(spec, summary, fmt=fmt, kept=kept, progress=bar):
+                dest.write_views(row)
                 writer.write(row)
             writer.flush()
     finally:
         bar.done()
         evaluator.close()
         repo_cache.close()
-        writer.close()
     summary.rows = writer.counts
-    summary.notes = evaluator.notes
+    summary.notes.extend(evaluator.notes)
     summary.uncovered_by_any = sum(1 for g in gold_set.instances
                                    if g.instance_id not in evaluator.covered)
     summary.errors = writer.errors
     summary.seconds = time.monotonic() - t0
-    if out_path is not None:
-        write_meta(out_path, preset=preset, final_policy=final_policy,
-                   gold_sources=gold_set.sources, grammars=grammar_versions(), argv=argv,
-                   extra={"runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs],
-                          "symbol_stats": evaluator.symbol_stats(),
-                          "symbol_cache": {
-                              "disk": cache_dir is not None, "incremental": incremental,
-                              "disk_stats": dict(evaluator.symbols.disk.stats)
-                              if evaluator.symbols.disk is not None else None}})
+    dest.finish({"symbol_stats": evaluator.symbol_stats(),
+                 "symbol_cache": {
+                     "disk": cache_dir is not None, "incremental": incremental,
+                     "disk_stats": dict(evaluator.symbols.disk.stats)
+                     if evaluator.symbols.disk is not None else None}})
     return summary

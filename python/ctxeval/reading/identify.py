@@ -10,6 +10,7 @@ with what the right command would accept.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,16 @@ WHOLE_LIMIT = 64 << 20
 
 
 def _document(path: Path) -> Any:
-    """The whole file as one JSON value (None when it is not one, or too large to look at)."""
+    """The whole file as one JSON value, else its first line's (JSON lines); None when neither
+    is JSON, or the file is too large to look at whole and its first line is not JSON."""
     try:
-        if path.stat().st_size > WHOLE_LIMIT:
-            return None
-        return orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        if path.stat().st_size <= WHOLE_LIMIT:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                return orjson.loads(path.read_bytes())
+        with path.open("rb") as fh:
+            first = next((ln for ln in fh if ln.strip()), b"")
+        return orjson.loads(first)
+    except (OSError, orjson.JSONDecodeError, RecursionError):
         return None
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import lfs
 from ..errors import AdapterError, Problem
+from ..filekinds import special_problem
 from ..model import Trajectory
 from . import adapters
 from .adapters import ReadOptions
@@ -104,8 +105,28 @@ def list_inputs(specs: list[str | Path], fmt: str | None = None
             continue
         seen: set[Path] = set()
         for top in paths:
+            special = special_problem(top)
+            if special is not None:
+                out.append(Problem("not_a_file", special, path=str(top)))
+                continue
             out.extend(walk(top, fmt, seen))
     return out
+
+
+def _unrecognised(path: Path, exc: AdapterError, explicit: bool, fmt: str | None
+                  ) -> ReadResult | None:
+    """What an input no adapter reads gives: None for a file met while walking a directory
+    (skipped), else its problem, saying what the file looks like when it is something known
+    (gold or results given as trajectories: "no adapter recognises" alone does not help)."""
+    # a pointer met while walking is still worth a word: the user meant it as an input
+    if not explicit and exc.kind != lfs.KIND:
+        return None
+    problem = exc.to_problem()
+    looks = describe(path) if explicit and not fmt and exc.kind != lfs.KIND else None
+    if looks:
+        problem = Problem(problem.kind, f"{problem.message}; it looks like {looks}",
+                          problem.path)
+    return ReadResult(path, problem=problem)
 
 
 def read_input(path: Path, explicit: bool, *, fmt: str | None = None,
@@ -115,16 +136,7 @@ def read_input(path: Path, explicit: bool, *, fmt: str | None = None,
     try:
         mod = _detect(path, fmt)
     except AdapterError as exc:
-        # a pointer met while walking is still worth a word: the user meant it as an input
-        keep = explicit or exc.kind == lfs.KIND
-        if not keep:
-            return None
-        problem = exc.to_problem()
-        looks = describe(path) if explicit and not fmt and exc.kind != lfs.KIND else None
-        if looks:  # gold or results given as trajectories: say so
-            problem = Problem(problem.kind, f"{problem.message}; it looks like {looks}",
-                              problem.path)
-        return ReadResult(path, problem=problem)
+        return _unrecognised(path, exc, explicit, fmt)
     try:
         trajs = mod.read(path, opts)
     except AdapterError as exc:
@@ -144,8 +156,7 @@ def iter_input(path: Path, explicit: bool, *, fmt: str | None = None,
     try:
         mod = _detect(path, fmt)
     except AdapterError as exc:
-        keep = explicit or exc.kind == lfs.KIND
-        return ReadResult(path, problem=exc.to_problem()) if keep else None
+        return _unrecognised(path, exc, explicit, fmt)
     if hasattr(mod, "iter_read"):
         return mod.FORMAT, mod.iter_read(path, options or ReadOptions())
     return read_input(path, explicit, fmt=fmt, options=options)

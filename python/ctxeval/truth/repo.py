@@ -27,8 +27,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import RepoError
+from ..errors import RepoError, excerpt
 from ..paths import PathIndex, normalise_path, split_repo
+from .gitproc import (
+    DEFAULT_TIMEOUT,
+    FETCH_FACTOR,
+    Deadlines,
+    GitTimeout,
+    popen_long_lived,
+    timeout_from,
+)
+from .gitproc import run as run_git
 
 __all__ = ["RepoCache", "RepoError", "RepoSnapshot", "git_blob_id", "normalise_path"]
 
@@ -136,10 +145,14 @@ class _Tree:
 class _GitReader:
     """One repository's object reader: a single ``git cat-file --batch`` behind a lock."""
 
-    def __init__(self, git_dir: Path, label: str, env: dict[str, str]) -> None:
+    def __init__(self, git_dir: Path, label: str, env: dict[str, str],
+                 deadlines: Deadlines | None = None) -> None:
         self.git_dir = git_dir
         self.label = label
         self._env = env
+        self._deadlines = deadlines or Deadlines(DEFAULT_TIMEOUT)
+        #: Why this repository's git is not asked again in this run (it timed out once).
+        self._hung: str | None = None
         self._lock = threading.Lock()
         self._tree_lock = threading.Lock()
         self._trees: OrderedDict[str, _Tree] = OrderedDict()
@@ -158,34 +171,50 @@ class _GitReader:
     def _proc(self) -> subprocess.Popen[bytes]:
         proc = self._holder[0]
         if proc is None:  # a dead process shows as EOF or a broken pipe, then is restarted
-            proc = subprocess.Popen(
+            proc = popen_long_lived(
                 self._git("cat-file", "--batch"), stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self._env)
             self._holder[0] = proc
         return proc
 
+    def _timed_out(self, what: str) -> GitTimeout:
+        """The error of a request whose answer was late (the process was killed); the
+        repository is not asked again in this run."""
+        self._hung = (f"git {what} did not answer within {self._deadlines.timeout:g} s in "
+                      f"{self.label} and was stopped (--git-timeout)")
+        return GitTimeout(self._hung, path=self.label)
+
+    def _check_hung(self) -> None:
+        if self._hung is not None:
+            raise GitTimeout(self._hung + "; not asked again in this run", path=self.label)
+
     def _ask(self, name: str) -> tuple[str, str, bytes] | None:
         """(object id, type, content) of ``name``, or None when git has no such object."""
         for attempt in (0, 1):
             with self._lock:
+                self._check_hung()
+                watch = None
                 try:
                     proc = self._proc()
                     assert proc.stdin is not None and proc.stdout is not None
-                    proc.stdin.write(name.encode() + b"\n")
-                    proc.stdin.flush()
-                    header = proc.stdout.readline()
-                    if not header:
-                        raise OSError("git cat-file ended")
-                    fields = header.split()
-                    if len(fields) != 3:
-                        return None  # "<name> missing" / "<name> ambiguous"
-                    size = int(fields[2])
-                    data = proc.stdout.read(size)
-                    if len(data) != size or proc.stdout.read(1) != b"\n":
-                        raise OSError("short read from git cat-file")
+                    with self._deadlines.watch(proc) as watch:
+                        proc.stdin.write(name.encode() + b"\n")
+                        proc.stdin.flush()
+                        header = proc.stdout.readline()
+                        if not header:
+                            raise OSError("git cat-file ended")
+                        fields = header.split()
+                        if len(fields) != 3:
+                            return None  # "<name> missing" / "<name> ambiguous"
+                        size = int(fields[2])
+                        data = proc.stdout.read(size)
+                        if len(data) != size or proc.stdout.read(1) != b"\n":
+                            raise OSError("short read from git cat-file")
                     return fields[0].decode(), fields[1].decode(), data
                 except (OSError, ValueError):
                     _stop(self._holder)
+                    if watch is not None and watch.expired:
+                        raise self._timed_out("cat-file") from None
                     if attempt:
                         raise RepoError(f"git cat-file failed in {self.label}", kind="bad_repo",
                                         path=self.label) from None
@@ -233,8 +262,13 @@ class _GitReader:
             return tree
 
     def _list(self, commit_id: str) -> _Tree:
-        res = subprocess.run(self._git("ls-tree", "-r", "-z", "--full-tree", commit_id),
-                             capture_output=True, env=self._env, check=False)
+        self._check_hung()
+        try:
+            res = run_git(self._git("ls-tree", "-r", "-z", "--full-tree", commit_id),
+                          timeout=self._deadlines.timeout, env=self._env,
+                          what=f"git ls-tree of {commit_id[:12]} in {self.label}")
+        except GitTimeout:
+            raise self._timed_out("ls-tree") from None
         if res.returncode != 0:
             raise RepoError(f"git ls-tree failed for commit {commit_id[:12]} in {self.label}",
                             kind="bad_repo", path=self.label)
@@ -304,6 +338,8 @@ class _GitReader:
         payload = "".join(o + "\n" for o in oids).encode()
         out: dict[str, bytes] = {}
         with self._lock:
+            self._check_hung()
+            watch = None
             try:
                 proc = self._proc()
                 stdin, stdout = proc.stdin, proc.stdout
@@ -320,19 +356,21 @@ class _GitReader:
                 writer = threading.Thread(target=feed, daemon=True)
                 writer.start()
                 try:
-                    for oid in oids:
-                        header = stdout.readline()
-                        fields = header.split()
-                        if len(fields) != 3:
-                            if not header:
-                                raise OSError("git cat-file ended")
-                            continue
-                        size = int(fields[2])
-                        data = stdout.read(size)
-                        if len(data) != size or stdout.read(1) != b"\n":
-                            raise OSError("short read from git cat-file")
-                        if fields[1] == b"blob":
-                            out[oid] = data
+                    with self._deadlines.watch(proc) as watch:
+                        for oid in oids:
+                            header = stdout.readline()
+                            fields = header.split()
+                            if len(fields) != 3:
+                                if not header:
+                                    raise OSError("git cat-file ended")
+                                continue
+                            size = int(fields[2])
+                            data = stdout.read(size)
+                            if len(data) != size or stdout.read(1) != b"\n":
+                                raise OSError("short read from git cat-file")
+                            if fields[1] == b"blob":
+                                out[oid] = data
+                            self._deadlines.progress(watch)  # each answer has its deadline
                 except BaseException:
                     proc.kill()  # unblocks the writer if git stopped reading
                     writer.join()
@@ -342,6 +380,8 @@ class _GitReader:
                     raise failed[0]
             except (OSError, ValueError):
                 _stop(self._holder)
+                if watch is not None and watch.expired:
+                    raise self._timed_out("cat-file") from None
                 raise RepoError(f"git cat-file failed in {self.label}", kind="bad_repo",
                                 path=self.label) from None
         return out
@@ -514,6 +554,15 @@ class RepoSnapshot:
         return self._index.resolve(agent_path, self.repo)
 
 
+#: The longest file name a filesystem takes (a path component longer than this cannot name a
+#: repository: trying it is an OS error, not a miss).
+_NAME_MAX = 255
+
+
+def _safe_name(name: str) -> bool:
+    return len(name.encode()) <= _NAME_MAX and _SAFE_NAME.match(name) is not None
+
+
 def _git_dir(p: Path) -> Path | None:
     """The git directory of ``p`` (non-bare ``.git`` dir or file, or ``p`` itself if bare)."""
     dot = p / ".git"
@@ -531,10 +580,13 @@ class RepoCache:
     fetch_url = "https://github.com/{owner}/{name}.git"
 
     def __init__(self, repos_dir: Path | None, *, fetch: bool = False,
-                 cache_bytes: int = _CACHE_BYTES) -> None:
+                 cache_bytes: int = _CACHE_BYTES, git_timeout: float | None = None) -> None:
         self.repos_dir = Path(repos_dir) if repos_dir is not None else None
         self.fetch = fetch
         self._env = _git_env(fetch)
+        #: Seconds a git request may take (:mod:`ctxeval.truth.gitproc`).
+        self.git_timeout = timeout_from(git_timeout)
+        self._deadlines = Deadlines(self.git_timeout)
         self._cache = _BlobCache(cache_bytes)
         self._readers: dict[Path, _GitReader] = {}
         self._dirs: dict[Path, _DirTree] = {}
@@ -556,17 +608,22 @@ class RepoCache:
             readers = list(self._readers.values())
         for r in readers:
             r.close()
+        self._deadlines.close()
 
     def open(self, *, instance_id: str, repo: str | None, commit: str | None) -> RepoSnapshot:
         """The tree of ``repo`` at ``commit`` for one instance; RepoError if it is not there."""
         if self.repos_dir is None:
-            raise RepoError(f"no repository directory given (--repos) for instance {instance_id}",
-                            kind="missing_repo", field="repo")
+            raise RepoError("no repository directory given (--repos) for instance "
+                            f"{excerpt(instance_id)}", kind="missing_repo", field="repo")
         owner, name = split_repo(repo)
-        if owner is not None and not _SAFE_NAME.match(owner):
+        if owner is not None and not _safe_name(owner):
             owner = None
-        if name is not None and not _SAFE_NAME.match(name):
+        if name is not None and not _safe_name(name):
             name = None
+        if commit is not None and len(commit) > _NAME_MAX:
+            raise RepoError(f"the base commit is not a commit id ({excerpt(commit, 40)}) for "
+                            f"instance {excerpt(instance_id)}", kind="missing_commit",
+                            field="base_commit")
         tried: list[str] = []
         missing_commit: list[str] = []
 
@@ -597,20 +654,20 @@ class RepoCache:
                 return got
             tried.append(self.fetch_url.format(owner=owner, name=name))
 
-        what = f"{repo or '(no repo)'} at {commit[:12] if commit else '(no commit)'}"
+        what = f"{excerpt(repo or '(no repo)')} at {commit[:12] if commit else '(no commit)'}"
         if missing_commit:
             raise RepoError(
-                f"commit {commit} of {repo} is not in " + ", ".join(missing_commit)
-                + f" (instance {instance_id}; relative to --repos)",
+                f"commit {commit} of {excerpt(repo)} is not in " + ", ".join(missing_commit)
+                + f" (instance {excerpt(instance_id)}; relative to --repos)",
                 kind="missing_commit", field="base_commit")
         raise RepoError(
-            f"repository {what} not found for instance {instance_id}; tried (relative to "
-            f"--repos): " + ", ".join(tried), kind="missing_repo", field="repo")
+            f"repository {what} not found for instance {excerpt(instance_id)}; tried "
+            "(relative to --repos): " + ", ".join(tried), kind="missing_repo", field="repo")
 
     def _snapshot_candidates(self, instance_id: str, owner: str | None, name: str | None,
                              commit: str | None) -> list[str]:
         out = []
-        if instance_id and _SAFE_NAME.match(instance_id):
+        if instance_id and _safe_name(instance_id):
             out.append(instance_id)
         if owner and name and commit and _SAFE_REV.match(commit) and "/" not in commit:
             out.append(f"{owner}__{name}@{commit}")
@@ -691,7 +748,7 @@ class RepoCache:
         with self._lock:
             reader = self._readers.pop(key, None)
             if reader is None:
-                reader = _GitReader(key, rel, self._env)
+                reader = _GitReader(key, rel, self._env, self._deadlines)
             self._readers[key] = reader
             running = [r for r in self._readers.values() if r.running and r is not reader]
             idle = running[:max(0, len(running) - (_OPEN_READERS - 1))]
@@ -725,17 +782,22 @@ class RepoCache:
             self._fetched.add(url)
             if not dest.exists():
                 tmp = self.repos_dir / f".{rel}.partial-{os.getpid()}"
-                res = subprocess.run(
-                    ["git", "clone", "--quiet", "--filter=blob:none", "--no-checkout", url,
-                     str(tmp)], capture_output=True, env=self._env, check=False)
+                try:
+                    res = run_git(["git", "clone", "--quiet", "--filter=blob:none",
+                                   "--no-checkout", url, str(tmp)], env=self._env,
+                                  timeout=self.git_timeout * FETCH_FACTOR, what=f"clone of {url}")
+                except GitTimeout:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
                 if res.returncode != 0:
                     shutil.rmtree(tmp, ignore_errors=True)
                     return None
                 tmp.rename(dest)
             elif commit and _git_dir(dest) is not None and _SAFE_REV.match(commit):
-                subprocess.run(["git", f"--git-dir={_git_dir(dest)}", "fetch", "--quiet",
-                                "--filter=blob:none", "origin", commit],
-                               capture_output=True, env=self._env, check=False)
+                run_git(["git", f"--git-dir={_git_dir(dest)}", "fetch", "--quiet",
+                         "--filter=blob:none", "origin", commit], env=self._env,
+                        timeout=self.git_timeout * FETCH_FACTOR,
+                        what=f"fetch of {commit[:12]} into {rel}")
                 gd = _git_dir(dest)
                 assert gd is not None
                 with self._lock:

@@ -35,6 +35,7 @@ def _cost_options(args: argparse.Namespace) -> CostOptions:
 
 def run(args: argparse.Namespace) -> int:
     from ...errors import CtxevalError
+    from ...evaluation.output.ownership import check_ours
     from . import (
         build_exploration,
         build_leaderboard,
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     cost = _cost_options(args)
     outcome = None
     try:
+        if args.out:  # before any work: --out results.jsonl by mistake is refused at once
+            check_ours(args.out, "report")
         rows = load_rows(args.results)
         if args.format == "html":
             text = render_html(rows, by=args.by, metrics=args.metrics, micro=args.micro,
@@ -109,7 +112,8 @@ def _wrap(text: str) -> str:
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from ..outcome import DEFAULT_METRICS as OUTCOME_METRICS
     from . import FORMATS
-    from .leaderboard import COLUMNS, DEFAULT_METRICS
+    from .column_sets import COLUMN_SETS
+    from .leaderboard import COLUMNS
 
     p = sub.add_parser(
         "report", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -126,19 +130,29 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "of each run against resolution: AUROC with a bootstrap interval, the "
             "point-biserial correlation, the resolution rate per quantile bin, and Spearman's "
             "rho between the metrics.", 79),
-        epilog="metrics (--metrics, comma-separated keys or patterns such as 'line.*'):\n"
-               + _wrap(", ".join(COLUMNS)) + "\ndefault:\n" + _wrap(", ".join(DEFAULT_METRICS))
-               + "\noutcome view (--view outcome; rows without a resolved status are left out "
+        epilog="column sets (--metrics NAME; mix them with columns: 'default,in*'):\n"
+               + "\n".join(_wrap(f"{name}: {', '.join(keys)}") for name, keys
+                           in COLUMN_SETS.items())
+               + "\n" + _wrap("all: every column") + "\n"
+               + _wrap("contextbench is the ContextBench paper's main table (add --preset "
+                       "contextbench when evaluating for its conventions); default fits a "
+                       "100-column terminal and a LaTeX page")
+               + "\n\ncolumns (--metrics, comma-separated keys or patterns such as 'line.*'):\n"
+               + _wrap(", ".join(COLUMNS))
+               + "\n\noutcome view (--view outcome; rows without a resolved status are left out "
                  "and counted):\n" + _wrap(", ".join(OUTCOME_METRICS)) + "\n  (patterns stand "
                  "for the numeric leaves the rows have; --metrics takes row paths there)"
                + "\n\nexamples:\n  ctxeval report results.jsonl\n"
                  "  ctxeval report results.jsonl --format latex --by language --ci\n"
+                 "  ctxeval report results.jsonl --metrics contextbench --format latex\n"
+                 "  ctxeval report results.jsonl --metrics default,usage\n"
                  "  ctxeval report results.jsonl --view exploration --format md\n"
                  "  ctxeval report results.jsonl --view localization --format latex\n"
                  "  ctxeval report results.jsonl --view outcome --format json --out o.json\n"
                  "  ctxeval report results.jsonl --format html --out report.html\n"
-                 "  ctxeval view results.jsonl --out view/ && ctxeval report results.jsonl "
-                 "--format html --out report.html --link-views view/\n"
+                 "  ctxeval view results.jsonl --out view/ && \\\n"
+                 "      ctxeval report results.jsonl --format html --out report.html "
+                 "--link-views view/\n"
                  "  ctxeval report results.jsonl --plots plots/")
     p.add_argument("results", nargs="+",
                    help="results (JSONL or Parquet) written by 'ctxeval evaluate'")
@@ -155,8 +169,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--by", metavar="FIELD",
                    help="split rows by a row field: language, source, repo or any (dotted) "
                         "field")
-    p.add_argument("--metrics", metavar="M1,M2",
-                   help="leaderboard columns (keys or patterns; see below); with --view "
+    p.add_argument("--metrics", metavar="SET|COLUMNS",
+                   help="leaderboard columns: names of column sets, keys or patterns, "
+                        "comma-separated (default: the set 'default'; see below); with --view "
                         "outcome, dotted row paths or patterns (final.line.*,ranking.*)")
     agg = p.add_mutually_exclusive_group()
     agg.add_argument("--macro", dest="micro", action="store_false",

@@ -51,6 +51,7 @@ table.ctxeval tr:hover td{background:#fafafa}
 ul.notes{color:#555;font-size:.8rem}
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto}
 figcaption{font-size:.85rem;color:#555}
+p.notes{color:#555;font-size:.85rem}
 """
 
 
@@ -100,6 +101,10 @@ def render(reports: Sequence[Report], *, plots: dict[str, str] | None = None,
              f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}"
              + (": " + ", ".join(html.escape(s) for s in sources) if sources else "")
              + "</p>"]
+    if plot_note and not plots:
+        # No plots: said at the top, and no empty "Plots" section at the end (a heading over
+        # nothing looked like a page that failed to draw)
+        parts.append(f'<p class="notes" id="plot-note">{html.escape(plot_note)}</p>')
     for rep in reports:
         parts.append(f'<section id="view-{html.escape(rep.view)}">'
                      f"<h2>{html.escape(rep.view.capitalize())}</h2>")
@@ -110,15 +115,15 @@ def render(reports: Sequence[Report], *, plots: dict[str, str] | None = None,
         parts += [_table(t, ci=ci or rep.view == "outcome", heading=t.title.lower() != rep.view,
                          link=link) for t in rep.tables]
         parts.append("</section>")
-    parts.append('<section id="plots"><h2>Plots</h2>')
     if plots:
+        parts.append('<section id="plots"><h2>Plots</h2>')
         for name, svg in plots.items():
             parts.append(f'<figure id="plot-{html.escape(name)}">{svg}'
                          f"<figcaption>{html.escape(name.replace('_', ' '))}</figcaption>"
                          "</figure>")
-    if plot_note:
-        parts.append(f'<p class="notes">{html.escape(plot_note)}</p>')
-    parts.append("</section>")
+        if plot_note:
+            parts.append(f'<p class="notes">{html.escape(plot_note)}</p>')
+        parts.append("</section>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"

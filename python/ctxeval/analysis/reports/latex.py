@@ -1,5 +1,12 @@
 """LaTeX view: booktabs tables for papers, the best value per column in bold (direction-aware),
-run names escaped, a caption that says how the numbers were aggregated."""
+run names escaped, a caption that says how the numbers were aggregated and what the column
+labels abbreviate.
+
+Fitting a page: labels that share a first word ("File cov", "File prec") or a last word
+("File F1", "Sym F1") are grouped under one header, columns are set 4pt apart, a table of more
+than :data:`WIDE` columns is a ``table*`` (the full page width of a two-column paper), and one of
+more than :data:`SHRINK` columns is scaled to the text width (``\resizebox``, graphicx). The
+default leaderboard is about 355pt wide at ``\\small``: less than a NeurIPS page (397pt)."""
 
 from __future__ import annotations
 
@@ -21,17 +28,38 @@ def escape(text: str) -> str:
     return _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(0)], text)
 
 
+#: Statistic columns from which a table is a ``table*`` (two-column papers' full width).
+WIDE = 10
+#: Statistic columns from which a table is scaled to the text width.
+SHRINK = 16
+
+
 def _header_groups(columns: list[Column]) -> list[tuple[str, list[str]]]:
-    """Consecutive columns sharing a label prefix ("File cov", "File F1") under one header."""
+    """Consecutive columns under one header: those sharing all but their last word ("File
+    cov", "File prec" under "File"), else their last word ("File F1", "Sym F1" under "F1");
+    a column alone keeps its whole label on the lower line."""
+    labels = [c.label for c in columns]
+    split = [label.rpartition(" ") for label in labels]  # (head, " ", last word)
     groups: list[tuple[str, list[str]]] = []
-    for c in columns:
-        head, _, sub = c.label.rpartition(" ")
-        if head and groups and groups[-1][0] == head:
-            groups[-1][1].append(sub)
-        else:
-            groups.append((head, [sub]) if head else ("", [c.label]))
-    # A "group" of one keeps its full label on the lower line.
-    return [(h, s) if len(s) > 1 or not h else ("", [f"{h} {s[0]}"]) for h, s in groups]
+    i = 0
+    while i < len(labels):
+        head, last = split[i][0], split[i][2]
+        j = i + 1
+        while head and j < len(labels) and split[j][0] == head:
+            j += 1
+        if j - i > 1:
+            groups.append((head, [split[k][2] for k in range(i, j)]))
+            i = j
+            continue
+        while head and j < len(labels) and split[j][0] and split[j][2] == last:
+            j += 1
+        if j - i > 1:
+            groups.append((last, [split[k][0] for k in range(i, j)]))
+            i = j
+            continue
+        groups.append(("", [labels[i]]))
+        i += 1
+    return groups
 
 
 def _cell(table: Table, i: int, col: Column, best: set[int], ci: bool) -> str:
@@ -54,8 +82,12 @@ def _cell(table: Table, i: int, col: Column, best: set[int], ci: bool) -> str:
 def render_table(table: Table, *, caption: str = "", ci: bool = False) -> str:
     nlab = len(table.label_keys)
     groups = _header_groups(table.columns)
-    out = [r"\begin{table}[t]", r"\centering", r"\small",
-           r"\begin{tabular}{" + "l" * nlab + "r" * len(table.columns) + "}", r"\toprule"]
+    env = "table*" if len(table.columns) > WIDE else "table"
+    shrink = len(table.columns) > SHRINK
+    out = [rf"\begin{{{env}}}[t]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}"]
+    if shrink:
+        out.append(r"\resizebox{\textwidth}{!}{%")
+    out += [r"\begin{tabular}{" + "l" * nlab + "r" * len(table.columns) + "}", r"\toprule"]
     if any(h for h, _ in groups):
         top, rules, col = [""] * nlab, [], nlab + 1
         for h, subs in groups:
@@ -80,17 +112,21 @@ def render_table(table: Table, *, caption: str = "", ci: bool = False) -> str:
         cells += [_cell(table, i, c, best[c.key], ci) for c in table.columns]
         out.append(" & ".join(cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
+    if shrink:
+        out.append("}")
     notes = [*table.notes, *null_notes(table)]
     if notes:
         out.append(r"\par\smallskip{\footnotesize " + escape("; ".join(notes)) + "}")
     text = escape(table.title) + (". " + escape(caption) if caption else "")
     if table.mark_best and any(c.better for c in table.columns):
         text += " Best value per column in bold."
-    out += [rf"\caption{{{text}}}", rf"\label{{tab:ctxeval-{table.name}}}", r"\end{table}"]
+    out += [rf"\caption{{{text}}}", rf"\label{{tab:ctxeval-{table.name}}}", rf"\end{{{env}}}"]
     return "\n".join(out) + "\n"
 
 
 def render(report: Report, *, ci: bool = False) -> str:
     caption = " ".join(n[0].upper() + n[1:] + "." for n in report.notes if n)
-    head = ("% ctxeval report (" + report.view + "); needs \\usepackage{booktabs}\n")
+    wide = any(len(t.columns) > SHRINK for t in report.tables)
+    head = ("% ctxeval report (" + report.view + "); needs \\usepackage{booktabs}"
+            + (" and \\usepackage{graphicx}" if wide else "") + "\n")
     return head + "\n".join(render_table(t, caption=caption, ci=ci) for t in report.tables)

@@ -15,7 +15,8 @@ from typing import Any
 
 from ... import _core
 from ...errors import InputError
-from .rows import field_value, group_rows, numbers, scored_rows
+from .column_sets import COLUMN_SETS, expand, legend, set_names
+from .rows import field_value, group_rows, numbers, repeated, scored_rows
 from .table import Cell, Column, Report, Row, Table
 
 GRANS = ("file", "symbol", "span", "line")
@@ -57,13 +58,9 @@ def _columns() -> dict[str, Column]:
 
 COLUMNS: dict[str, Column] = _columns()
 
-DEFAULT_METRICS: tuple[str, ...] = (
-    "n",
-    *(f"{g}.{s}" for g in GRANS for s in ("coverage", "precision", "f1")),
-    "editloc.recall", "editloc.precision", "editloc.f1",
-    "files", "lines", "steps", "auc.line", "redundancy.line", "resolved",
-    "input_tokens", "output_tokens", "cost", "cost_of_pass", "token_efficiency",
-)
+#: The compact default (``column_sets.COLUMN_SETS["default"]``); ``--metrics full`` is the
+#: 28 columns that were the default before.
+DEFAULT_METRICS: tuple[str, ...] = COLUMN_SETS["default"]
 
 #: columns whose value is a micro ratio when --micro is given.
 MICRO_KEYS = frozenset(
@@ -85,16 +82,19 @@ class CostOptions:
 
 
 def select_metrics(spec: str | Sequence[str] | None) -> list[Column]:
-    """Columns named by ``--metrics`` (keys or shell patterns such as ``line.*``), in order."""
+    """Columns named by ``--metrics``: names of column sets (:mod:`.column_sets`), column keys
+    or shell patterns such as ``line.*``, mixed, in order."""
     if spec is None:
         return [COLUMNS[k] for k in DEFAULT_METRICS]
     items = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)]
     out: list[Column] = []
     for item in filter(None, items):
-        hits = [k for k in COLUMNS if fnmatch.fnmatchcase(k, item)]
+        hits = expand(item, list(COLUMNS))
+        if hits is None:
+            hits = [k for k in COLUMNS if fnmatch.fnmatchcase(k, item)]
         if not hits:
-            raise InputError(f"unknown metric {item!r}; known: {', '.join(COLUMNS)}",
-                             field="--metrics")
+            raise InputError(f"unknown metric {item!r}; column sets: {', '.join(set_names())}; "
+                             f"columns: {', '.join(COLUMNS)}", field="--metrics")
         out.extend(COLUMNS[k] for k in hits if COLUMNS[k] not in out)
     return out
 
@@ -282,10 +282,15 @@ def build_leaderboard(rows: Sequence[dict[str, Any]], *, by: str | None = None,
           "and counted; evaluator errors are left out of every average",
     ]
     notes += counts
+    again = repeated(rows)
+    if again:
+        notes.append(f"{again} rows repeat a run and instance and are averaged in, as the "
+                     "ContextBench evaluator counts a repeated record (its preset's rows)")
     proxy = sum(1 for r in rows if r.get("gold_kind") == "patch")
     if proxy:
         notes.append(f"{proxy} rows are scored against the gold patch's edit locations "
                      "(no gold context annotated: gold_kind patch)")
+    notes.append(legend(columns))
     if ci:
         notes.append("[lo, hi]: bootstrap 95% interval of the mean"
                      + (" (not computed for micro ratios)" if micro else ""))

@@ -217,8 +217,9 @@ def figures(rows: Sequence[dict[str, Any]], cost: CostOptions | None = None,
     _matplotlib()
     cost = cost or CostOptions()
     out = {"coverage_by_step": coverage_figure(rows),
-           "quality_vs_cost": cost_figure(rows, cost),
-           "by_language": language_figure(rows)}
+           "quality_vs_cost": cost_figure(rows, cost)}
+    if any("language" in r for r in rows):  # rows kept without it (a projection) have no bars
+        out["by_language"] = language_figure(rows)
     if any(isinstance(r.get("ranking"), dict) for r in rows):
         out["ranking_by_k"] = ranking_figure(rows)
     if outcome is None and has_resolved(rows):

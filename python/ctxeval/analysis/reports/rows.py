@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...evaluation.output.results import read_rows
+from ...errors import InputError
+from ...evaluation.output.results import read_results, repeats_allowed
 from ...evaluation.rows import field_value
 
 NO_GROUP = "(none)"
 
 
-def load_rows(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """All rows of the given results files, in order (a bad line raises an InputError)."""
-    return [row for p in paths for row in read_rows(p)]
+def load_rows(paths: Iterable[str | Path], *, unique: bool = True) -> list[dict[str, Any]]:
+    """All rows of the given results files, in order (a bad line raises an InputError, and so
+    does a second row of one run and instance unless ``unique`` is False: see
+    :func:`~ctxeval.evaluation.output.results.read_results`)."""
+    return read_results(paths, unique=unique)
 
 
 def group_label(row: dict[str, Any], by: str) -> str:
@@ -28,11 +32,62 @@ def group_label(row: dict[str, Any], by: str) -> str:
     return str(v)
 
 
+def has_field(row: dict[str, Any], path: str) -> bool:
+    """Whether the row holds the dotted path (its value may be null)."""
+    cur: Any = row
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return False
+        cur = cur[part]
+    return True
+
+
+def check_group_field(rows: Sequence[dict[str, Any]], by: str) -> None:
+    """Raise an :class:`InputError` when no row has the ``--by`` field: a typo
+    (``--by langauge``) would otherwise put every row in one group "(none)" and look like a
+    result. The message lists the fields the rows have, the closest first."""
+    if not rows or any(has_field(r, by) for r in rows):
+        return
+    fields = sorted({k for r in rows for k, v in r.items()
+                     if not isinstance(v, (dict, list)) and not k.startswith("_")})
+    close = difflib.get_close_matches(by, fields, n=1)
+    raise InputError(f"--by {by}: no row has this field"
+                     f"{f' (did you mean {close[0]}?)' if close else ''}; the rows' fields: "
+                     f"{', '.join(fields)}, or a dotted path into them (usage.api_calls)")
+
+
+def check_unique(rows: Sequence[dict[str, Any]]) -> None:
+    """Raise an :class:`InputError` when two rows have one run, preset and instance (rows
+    handed over in memory; files are checked as they are read, naming file and line), except
+    rows that may repeat (:func:`~ctxeval.evaluation.output.results.repeats_allowed`)."""
+    seen: dict[tuple[Any, Any, Any], int] = {}
+    for k, r in enumerate(rows, start=1):
+        if repeats_allowed(r):
+            continue
+        key = (r.get("run"), r.get("preset"), r.get("instance_id"))
+        first = seen.setdefault(key, k)
+        if first != k:
+            raise InputError(f"rows {first} and {k} are both of run {key[0]}, instance "
+                             f"{key[2]}: one row per run and instance is averaged")
+
+
+def repeated(rows: Sequence[dict[str, Any]]) -> int:
+    """Rows that repeat a run and instance already counted (allowed only where the ContextBench
+    evaluator's convention is reproduced): a report says how many it averaged in."""
+    keys = [(r.get("run"), r.get("preset"), r.get("instance_id")) for r in rows]
+    return len(keys) - len(set(keys))
+
+
 def group_rows(rows: Sequence[dict[str, Any]], by: str | None
                ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Rows keyed by (run, group): runs in order of first appearance, groups sorted in a run.
     When the rows come from several presets, the run label names the preset too (``run
-    [contextbench]``): the same run scored two ways must not be pooled."""
+    [contextbench]``): the same run scored two ways must not be pooled. A ``by`` field no row
+    has is an error (:func:`check_group_field`), and so are two rows of one run and instance
+    (:func:`check_unique`)."""
+    if by:
+        check_group_field(rows, by)
+    check_unique(rows)
     presets = {r.get("preset") for r in rows if r.get("preset")}
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in rows:

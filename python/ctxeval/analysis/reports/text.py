@@ -1,8 +1,19 @@
-"""Console view: aligned plain-text tables, numbers right-aligned."""
+"""Console view: aligned plain-text tables, numbers right-aligned; notes wrapped to fit a
+terminal (:data:`WIDTH` columns)."""
 
 from __future__ import annotations
 
+import textwrap
+
 from .table import Report, Table, format_value, null_notes
+
+#: Columns the notes under a table are wrapped to (the default leaderboard fits it too).
+WIDTH = 100
+
+
+def _wrapped(text: str, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False) or [first.rstrip()]
 
 
 def render_table(table: Table, *, ci: bool = False) -> str:
@@ -19,10 +30,12 @@ def render_table(table: Table, *, ci: bool = False) -> str:
 
     out = [table.title, line(header), line(["-" * w for w in widths])]
     out += [line(row) for row in body]
-    out += [f"  {n}" for n in [*table.notes, *null_notes(table)]]
+    for n in [*table.notes, *null_notes(table)]:
+        out += _wrapped(n, "  ", "    ")
     return "\n".join(out) + "\n"
 
 
 def render(report: Report, *, ci: bool = False) -> str:
     parts = [render_table(t, ci=ci) for t in report.tables]
-    return "\n".join(parts) + "".join(f"({n})\n" for n in report.notes)
+    return "\n".join(parts) + "".join(
+        "\n".join(_wrapped(f"({n})", "", " ")) + "\n" for n in report.notes)

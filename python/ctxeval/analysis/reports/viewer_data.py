@@ -182,15 +182,29 @@ def _gold_files(records: Sequence[dict[str, Any]]) -> tuple[list[GoldFile], list
     return list(files.values()), missing
 
 
+def _check_selected(rows: Sequence[dict[str, Any]], instances: Sequence[str],
+                    runs: Sequence[str]) -> None:
+    """Raise a :class:`ValueError` naming an ``--instance`` or ``--run`` that no row has (a
+    typo would otherwise draw nothing, or draw the others and leave it out unsaid)."""
+    for what, wanted, key in (("instance", instances, "instance_id"), ("run", runs, "run")):
+        have = list(dict.fromkeys(str(r.get(key) or "-") for r in rows))
+        unknown = [w for w in dict.fromkeys(wanted) if w not in have]
+        if unknown:
+            shown = ", ".join(have[:10]) + (f", ... ({len(have)} in all)" if len(have) > 10
+                                             else "")
+            raise ValueError(f"no {what} {', '.join(unknown)} in the results ({what}s: {shown})")
+
+
 def build_pages(results: Sequence[str | Path], *, instances: Sequence[str] = (),
                 runs: Sequence[str] = ()) -> list[InstancePage]:
     """Pages of the instances in ``results`` (rows joined with their sidecars), instances in
     order of first appearance; ``instances``/``runs`` keep only those named.
 
     Raises :class:`InputError` when no results file has a views sidecar (nothing to draw but
-    the curves; the message says how to write one).
+    the curves; the message says how to write one), :class:`ValueError` when an instance or a
+    run asked for is in no row.
     """
-    rows = load_rows(results)
+    rows = load_rows(results, unique=False)  # a page draws both rows of a duplicate
     # a list per key: a run may hold the same instance twice (records follow row order)
     records: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     found = False
@@ -207,6 +221,7 @@ def build_pages(results: Sequence[str | Path], *, instances: Sequence[str] = (),
     presets = {r.get("preset") for r in rows if r.get("preset")}
     pages: dict[str, InstancePage] = {}
     want_i, want_r = set(instances), set(runs)
+    _check_selected(rows, instances, runs)
     for row in rows:
         iid = str(row.get("instance_id"))
         run = str(row.get("run") or "-")

@@ -72,9 +72,9 @@ class LineFile:
     """One output file held for an evaluation, written whole lines at a time.
 
     Opening takes the lock and changes nothing in the file; :meth:`begin` then truncates it
-    (a new run) or repairs its last line (``--resume``). A file this created and never began is
-    removed again on :meth:`close`, so that an evaluation that fails before writing (no gold)
-    leaves nothing behind.
+    (a new run, at its first row) or repairs its last line (``--resume``). A file this created
+    that is still empty is removed again on :meth:`close` (unless :attr:`keep`), so that an
+    evaluation that writes nothing (no gold, no readable trajectory) leaves nothing behind.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -94,6 +94,9 @@ class LineFile:
                              "finish or choose another --out", path=str(self.path)) from None
         self._created = not existed
         self._begun = False
+        #: Kept on :meth:`close` even if this created it and it is empty (an output the
+        #: evaluation began writing, whose views sidecar got no record).
+        self.keep = False
         #: Bytes of whole lines in the file: where a failed write is cut back to.
         self.size = 0
 
@@ -149,9 +152,10 @@ class LineFile:
     def close(self) -> None:
         if self.fd < 0:
             return
-        if self._created and not self._begun:
+        if self._created and self.size == 0 and not self.keep:
             with contextlib.suppress(OSError):
-                self.path.unlink()
+                if os.fstat(self.fd).st_size == 0:
+                    self.path.unlink()
         os.close(self.fd)  # releases the lock
         self.fd = -1
 

@@ -8,22 +8,17 @@ Both formats are read by :func:`read_rows`.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
 from ..._core import __version__
-from ...errors import InputError, Problem
-from .outfile import LineFile, is_parquet, partial_path
-
-if TYPE_CHECKING:
-    from .results_parquet import ParquetRows
+from ...errors import InputError, Problem, excerpt
+from .outfile import is_parquet
+from .row_ranges import in_range, kind_of, range_message, relaxed
 
 # Parquet (pyarrow) is imported where it is used: importing it costs every command a tenth of
 # a second, and most never read or write Parquet.
@@ -49,10 +44,16 @@ def dumps_row(row: dict[str, Any]) -> bytes:
     return orjson.dumps(finite(row)) + b"\n"
 
 
+#: Longest error message a row holds: messages quote their values in excerpts
+#: (:func:`ctxeval.errors.excerpt`); this bounds one built from anything else (an OS error's
+#: file name).
+MESSAGE_LIMIT = 2000
+
+
 def error_row(instance_id: str, run: str | None, kind: str, message: str,
               **extra: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"instance_id": instance_id, "run": run, "status": "error",
-                           "error": {"kind": kind, "message": message}}
+                           "error": {"kind": kind, "message": excerpt(message, MESSAGE_LIMIT)}}
     row.update(extra)
     return row
 
@@ -85,35 +86,55 @@ _TEXT_LEAVES = frozenset({"tool"})
 _BOOL_LEAVES = frozenset({"patch_exact_match"})
 
 
-_NUMERIC = frozenset({int, float, type(None)})
+_NUMBERS = (int, float)
+#: Deepest a metric section nests (``trajectory.steps[k].coverage.line`` is 4): anything deeper
+#: is not a metric, and walking it would exhaust Python's stack (a row nested 10,000 levels).
+MAX_DEPTH = 16
 
 
-def _metrics_ok(value: Any, leaf: str = "", steps: bool = False) -> bool:
+def _metrics_ok(value: Any, leaf: str = "", steps: bool = False, parent: str = "",
+                loose: bool = False, depth: int = 0) -> bool:
     """Whether a metric section is well formed: what :func:`_metric_problem` checks, without
     building a path per value (a report reads thousands of rows of ~50 steps each). ``steps``:
-    ``value`` is ``trajectory`` or its ``steps``, where the one list may be."""
+    ``value`` is ``trajectory`` or its ``steps``, where the one list may be; ``parent``: the
+    name of the object holding ``value``; ``loose``: the row follows the ContextBench
+    evaluator's conventions (:mod:`.row_ranges`)."""
     t = type(value)
-    if t in _NUMERIC:
+    if value is None:
         return True
+    if t is int or t is float:
+        return in_range(value, kind_of(leaf, parent), loose)
+    if (t is dict or t is list) and depth > MAX_DEPTH:
+        return False
     if t is dict:
         for k, v in value.items():
-            if type(v) not in _NUMERIC and not _metrics_ok(v, k, steps and k == "steps"):
+            tv = type(v)
+            if tv is int or tv is float:
+                if not in_range(v, kind_of(k, leaf), loose):
+                    return False
+            elif v is not None and not _metrics_ok(v, k, steps and k == "steps", leaf, loose,
+                                                   depth + 1):
                 return False
         return True
     if t is list:
-        return steps and all(type(v) is dict and _metrics_ok(v) for v in value)
+        return steps and all(type(v) is dict and _metrics_ok(v, "", False, leaf, loose,
+                                                             depth + 1) for v in value)
     if t is str:
         return leaf in _TEXT_LEAVES
     return t is bool and leaf in _BOOL_LEAVES
 
 
-def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
-    """(field, message) of the first value under ``path`` that a metric section cannot hold."""
+def _metric_problem(value: Any, path: str, leaf: str, parent: str = "",
+                    loose: bool = False, depth: int = 0) -> tuple[str, str] | None:
+    """(field, message) of the first value under ``path`` that a metric section cannot hold
+    (a type, or a value out of its metric's range)."""
     if value is None:
         return None
+    if depth > MAX_DEPTH and isinstance(value, (dict, list)):
+        return path, f"a metric section nests at most {MAX_DEPTH} levels; this is deeper"
     if isinstance(value, dict):
         for k, v in value.items():
-            bad = _metric_problem(v, f"{path}.{k}", str(k))
+            bad = _metric_problem(v, f"{path}.{k}", str(k), leaf, loose, depth + 1)
             if bad is not None:
                 return bad
         return None
@@ -123,7 +144,7 @@ def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
         for i, v in enumerate(value):
             if not isinstance(v, dict):
                 return f"{path}[{i}]", "a step must be an object"
-            bad = _metric_problem(v, f"{path}[{i}]", leaf)
+            bad = _metric_problem(v, f"{path}[{i}]", "", leaf, loose, depth + 1)
             if bad is not None:
                 return bad
         return None
@@ -132,8 +153,10 @@ def _metric_problem(value: Any, path: str, leaf: str) -> tuple[str, str] | None:
     if isinstance(value, bool):
         return None if leaf in _BOOL_LEAVES else (path, f"a metric must be a number or null, "
                                                         f"not {orjson.dumps(value).decode()}")
-    if isinstance(value, (int, float)):
-        return None
+    if isinstance(value, _NUMBERS):
+        kind = kind_of(leaf, parent)
+        return None if in_range(value, kind, loose) else \
+            (path, range_message(value, kind, loose))
     shown = orjson.dumps(value).decode()
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
     return path, f"a metric must be a number or null, not {shown}"
@@ -173,53 +196,101 @@ def row_problem(row: Any) -> tuple[str | None, str] | None:
             return key, "must be a string or null"
     for key in ("num_steps",):
         v = row.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-            return key, "must be an integer or null"
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            return key, f"must be a whole number, 0 or more, or null, not {v!r}"
     if row.get("resolved") is not None and not isinstance(row["resolved"], bool):
         return "resolved", "must be true, false or null"
     steps = (row.get("trajectory") or {}).get("steps")
     if steps is not None and not isinstance(steps, list):
         return "trajectory.steps", "must be a list"
+    loose = relaxed(row)
     for key in METRIC_SECTIONS:
         v = row.get(key)
         if v is not None and not isinstance(v, dict):
             return key, "must be an object or null"
-        if not _metrics_ok(v, key, key == "trajectory"):  # fast; the walk says where and why
-            bad = _metric_problem(v, key, key)
+        # fast; the walk says where and why
+        if not _metrics_ok(v, key, key == "trajectory", "", loose):
+            bad = _metric_problem(v, key, key, "", loose)
             if bad is not None:
                 return bad
     return None
 
 
-def _records(path: str | Path) -> Iterator[tuple[int, Any]]:
+def records(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, record) of a JSONL file, or (row number, row) of a Parquet results
-    table."""
+    table, without the checks of :func:`read_rows` (a Parquet table that is not results is an
+    error all the same)."""
     if not is_parquet(path):
         yield from json_lines(path)
         return
-    from .results_parquet import read_table, table_to_rows
+    from .results_parquet import is_results_schema, read_table, table_to_rows
 
     try:
         table = read_table(path)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise InputError(f"cannot read: {exc}", path=str(path)) from exc
-    if "instance_id" not in table.column_names:
+    if not is_results_schema(table.column_names):
+        # Gold annotations are Parquet too, with an instance_id column: a results table is
+        # told by the bookkeeping columns only ctxeval writes.
         _not_results(path, None)
         raise InputError("not a results table (no instance_id column)", path=str(path))
-    yield from enumerate(table_to_rows(table), start=1)
+    try:
+        rows = list(table_to_rows(table))
+    except (ValueError, TypeError) as exc:  # a column of another type: cast refused
+        raise InputError(f"not a results table ctxeval {__version__} reads: {exc}",
+                         path=str(path)) from exc
+    yield from enumerate(rows, start=1)
 
 
 def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[str, Any]]:
     """Rows of a results file, JSONL or Parquet, each checked against the results format: a
     line (row) that is not a result row is an error naming the file, line and field. A file
     with no result row at all is an error saying what the file looks like instead (gold,
-    trajectories, a report...), unless ``allow_empty`` (an output that ``--resume``
-    continues).
+    trajectories, a report...), unless ``allow_empty`` (an output the API reads back).
 
-    Every reader of result rows (report, compare, view, --resume) reads through here, so
-    that a malformed value is an error once, here, instead of a null in some table."""
+    Every reader of result rows (report, compare, view) reads through here, so that a
+    malformed value is an error once, here, instead of a null in some table."""
+    for _, row in numbered_rows(path, allow_empty=allow_empty):
+        yield row
+
+
+def repeats_allowed(row: dict[str, Any]) -> bool:
+    """Whether a row may repeat a run and instance: the ContextBench evaluator scores every
+    record it is given, a repeated one too, and counts both in its aggregate; its rows (no
+    ``status``) and rows of the preset that reproduces it may therefore repeat. ctxeval's own
+    ``strict`` rows never do (``docs/presets.md``)."""
+    return row.get("preset") == "contextbench" or "status" not in row
+
+
+def read_results(paths: Iterable[str | Path], *, unique: bool = True) -> list[dict[str, Any]]:
+    """The rows of several results files, in order (:func:`read_rows`). ``unique``: a second
+    row of one run, preset and instance is an error naming both places -- averaged in, it
+    would count the instance twice (the same file given twice, files of one run put
+    together) -- except where :func:`repeats_allowed`."""
+    out: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, Any, str], tuple[str, int]] = {}
+    for path in paths:
+        for lineno, row in numbered_rows(path):
+            if unique and not repeats_allowed(row):
+                key = (row.get("run"), row.get("preset"), row["instance_id"])
+                first = seen.get(key)
+                if first is None:
+                    seen[key] = (str(path), lineno)
+                else:
+                    raise InputError(
+                        f"a second row of run {key[0]}, instance {key[2]} (the first is at "
+                        f"{first[0]}:{first[1]}): one row per run and instance is averaged; "
+                        "is a file given twice, or are files of one run put together?",
+                        path=str(path), line=lineno)
+            out.append(row)
+    return out
+
+
+def numbered_rows(path: str | Path, *, allow_empty: bool = False
+                  ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) of :func:`read_rows`."""
     n = 0
-    lines = _records(path)
+    lines = records(path)
     while True:
         try:
             lineno, row = next(lines, (0, None))
@@ -236,60 +307,10 @@ def read_rows(path: str | Path, *, allow_empty: bool = False) -> Iterator[dict[s
             raise InputError(f"not a result row: {bad[1]}", path=str(path), line=lineno,
                              field=bad[0])
         n += 1
-        yield row
+        yield lineno, row
     if n == 0 and not allow_empty:
         raise InputError("no result rows: the file is empty; results files are written by "
                          "'ctxeval evaluate --out'", path=str(path))
-
-
-def hold_output(path: Path) -> LineFile:
-    """The exclusive hold on an output for one evaluation
-    (:mod:`ctxeval.evaluation.output.outfile`): the JSONL file itself, or the partial file a Parquet
-    output is written to (it takes the output's name when complete)."""
-    return LineFile(partial_path(path) if is_parquet(path) else path)
-
-
-def begin_output(held: LineFile, path: Path, *, resume: bool) -> tuple[int, set[tuple[str, str]]]:
-    """Start writing a held output (:func:`hold_output`): refuse to overwrite what is not
-    results, then truncate it, or with ``resume`` drop a torn last line (JSONL); returns the
-    bytes dropped and the (run, instance) of the rows already there, not to be evaluated
-    again."""
-    if not resume:
-        check_overwritable(path)
-    torn = held.begin(resume=resume and not is_parquet(path))
-    done: set[tuple[str, str]] = set()
-    if resume and path.exists():
-        done = {(str(r.get("run")), str(r["instance_id"]))
-                for r in read_rows(path, allow_empty=True)}
-    return torn, done
-
-
-def check_overwritable(path: str | Path) -> None:
-    """Raise an :class:`InputError` when ``path`` holds something other than result rows that
-    a new evaluation would destroy (``--out gold.jsonl`` by mistake); results, an empty file, or
-    a file that looks like nothing known may be overwritten."""
-    if is_parquet(path):
-        _check_parquet_overwritable(Path(path))
-        return
-    try:
-        with open(path, "rb") as fh:
-            first = next((ln for ln in fh if ln.strip()), None)
-    except OSError:
-        return
-    if first is None:
-        return
-    try:
-        row = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        row = None
-    if row is not None and row_problem(row) is None:
-        return
-    from ...reading.identify import describe
-
-    looks = describe(Path(path), row)
-    if looks:
-        raise InputError(f"refusing to overwrite: --out is not a results file, it looks like "
-                         f"{looks}", path=str(path))
 
 
 def _not_results(path: str | Path, first: Any) -> None:
@@ -305,103 +326,27 @@ def _not_results(path: str | Path, first: Any) -> None:
                          path=str(path))
 
 
-def sha256_of(path: Path) -> str:
-    """SHA-256 of a file, or of a directory as sorted (relative path, file hash) pairs."""
-    h = hashlib.sha256()
-    if path.is_dir():
-        for p in sorted(q for q in path.rglob("*") if q.is_file()):
-            h.update(p.relative_to(path).as_posix().encode() + b"\0")
-            h.update(sha256_of(p).encode() + b"\n")
-        return h.hexdigest()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def write_meta(out: Path, *, preset: str, final_policy: str,
-               gold_sources: Iterable[tuple[str, str]],
-               grammars: dict[str, str], argv: list[str] | None = None,
-               extra: dict[str, Any] | None = None) -> Path:
-    """Write ``<out>.meta.json`` and return its path."""
-    meta: dict[str, Any] = {
-        "ctxeval_version": __version__,
-        "preset": preset,
-        "final_policy": final_policy,
-        "grammars": grammars,
-        "gold_sources": [{"path": p, "sha256": h} for p, h in gold_sources],
-        "command": list(sys.argv if argv is None else argv),
-    }
-    if extra:
-        meta.update(extra)
-    path = out.with_name(out.name + ".meta.json")
-    # Written aside and moved into place: a crash never leaves half a meta file.
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(orjson.dumps(finite(meta), option=orjson.OPT_INDENT_2) + b"\n")
-    os.replace(tmp, path)
-    return path
-
-
 class LineSink(Protocol):
     """Where a :class:`RowWriter` writes: a binary stream or a
-    :class:`ctxeval.evaluation.output.outfile.LineFile` (whole lines only)."""
+    :class:`~ctxeval.evaluation.output.destination.Destination` (whole lines only)."""
 
     def write(self, data: bytes, /) -> Any: ...
 
 
-def _check_parquet_overwritable(path: Path) -> None:
-    """A Parquet ``--out`` may replace results (a table with an ``instance_id`` column),
-    nothing else (gold annotations are Parquet too)."""
-    if not path.exists():
-        return
-    from .results_parquet import read_schema
-
-    try:
-        columns = read_schema(path).names
-    except (OSError, ValueError):
-        columns = []
-    if "instance_id" in columns:
-        return
-    from ...reading.identify import describe
-
-    looks = describe(path, None) or "a file that is not a results table"
-    raise InputError(f"refusing to overwrite: --out is not a results file, it looks like {looks}",
-                     path=str(path))
-
-
 class RowWriter:
-    """Streams rows to a JSONL file (or stdout), or to a Parquet file, and counts them by
-    status."""
+    """Streams rows, a whole line each, to a line sink (a
+    :class:`~ctxeval.evaluation.output.destination.Destination`, a binary stream), and counts
+    them by status."""
 
-    def __init__(self, out: LineSink | ParquetRows, owned: bool = False) -> None:
+    def __init__(self, out: LineSink) -> None:
         self.out = out
-        #: Whether ``out`` takes rows (a Parquet writer) rather than lines of bytes.
-        self.takes_rows: bool = getattr(out, "takes_rows", False)
-        #: Whether :meth:`close` closes ``out`` (a file this writer opened).
-        self.owned = owned
         self.counts = dict.fromkeys(ROW_STATUSES, 0)
         self.errors: list[Problem] = []
-
-    @classmethod
-    def into(cls, held: LineFile, path: Path, *, resume: bool) -> RowWriter:
-        """A writer of the output ``path``, held by ``held`` (:func:`hold_output`): whole JSONL
-        lines into the held file, or a Parquet file written under the held partial name
-        (``resume`` writes the rows already there again: Parquet cannot be appended to)."""
-        if is_parquet(path):
-            keep = list(read_rows(path, allow_empty=True)) if resume and path.exists() else []
-            from .results_parquet import ParquetRows
-
-            return cls(ParquetRows(path, keep), owned=True)
-        return cls(held)
 
     def write(self, row: dict[str, Any], *, parsed: bool = False) -> None:
         """Write one row. ``parsed``: the row was just parsed from JSON (the Ray engine's
         rows), so it holds nothing JSON would not (no NaN, no tuples) as it stands."""
-        if self.takes_rows:
-            # The JSONL row exactly: orjson writes NaN/Infinity as null (see dumps_row).
-            self.out.write(row if parsed else orjson.loads(orjson.dumps(row)))
-        else:
-            self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
+        self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
         status = row.get("status", "ok")
         self.counts[status] = self.counts.get(status, 0) + 1
         if status == "error":
@@ -410,10 +355,6 @@ class RowWriter:
                                        f"{row.get('instance_id')}: {err.get('message', '')}"))
 
     def flush(self) -> None:
-        if not self.takes_rows:
-            self.out.flush()
-
-    def close(self) -> None:
-        """Close the file this writer opened (a Parquet file is complete only then)."""
-        if self.owned:
-            self.out.close()
+        flush = getattr(self.out, "flush", None)
+        if flush is not None:
+            flush()

@@ -29,8 +29,8 @@ import pyarrow.parquet as pq
 
 from .outfile import is_parquet, partial_path
 
-__all__ = ["ParquetRows", "is_parquet", "partial_path", "read_schema", "read_table",
-           "rows_to_table", "table_to_rows"]
+__all__ = ["RESULTS_COLUMNS", "is_parquet", "is_results_schema", "partial_path", "read_schema",
+           "read_table", "rows_to_table", "table_to_rows"]
 
 GRANULARITIES = ("file", "symbol", "span", "line")
 
@@ -312,51 +312,19 @@ def table_to_rows(table: pa.Table) -> Iterator[dict[str, Any]]:
             yield row
 
 
+#: Columns only a results table written by ctxeval has: gold annotations are Parquet too, and
+#: have an ``instance_id`` column.
+RESULTS_COLUMNS = frozenset({"instance_id", "_absent", "_null", "_extra"})
+
+
+def is_results_schema(names: Iterable[str]) -> bool:
+    """Whether a Parquet table with these columns is a results table written by ctxeval."""
+    return set(names) >= RESULTS_COLUMNS
+
+
 def read_schema(path: str | Path) -> pa.Schema:
     """The schema of a Parquet file (its footer only)."""
     return pq.read_schema(path)
-
-
-class ParquetRows:
-    """Rows streamed to a Parquet file, a row group every :attr:`group` rows.
-
-    The file is written under a temporary name and takes its own at :meth:`close`, so that a
-    reader never sees a half-written footer. ``keep`` are rows to write first (``--resume``:
-    a Parquet file cannot be appended to, so the rows kept are written again).
-    """
-
-    #: It takes rows (dicts), where a line sink takes bytes (see ``RowWriter``).
-    takes_rows = True
-
-    def __init__(self, path: Path, keep: Iterable[dict[str, Any]] = (), group: int = 2048
-                 ) -> None:
-        self.path = path
-        self.partial = partial_path(path)
-        self.group = group
-        self._buf: list[dict[str, Any]] = []
-        self._writer = pq.ParquetWriter(self.partial, SCHEMA, compression="zstd")
-        for row in keep:
-            self.write(row)
-
-    def write(self, row: dict[str, Any]) -> None:
-        self._buf.append(row)
-        if len(self._buf) >= self.group:
-            self.flush()
-
-    def write_table(self, table: pa.Table) -> None:
-        """Rows already made a table of :data:`SCHEMA` (the Ray engine's blocks)."""
-        self.flush()
-        self._writer.write_table(table)
-
-    def flush(self) -> None:
-        if self._buf:
-            self._writer.write_table(rows_to_table(self._buf))
-            self._buf = []
-
-    def close(self) -> None:
-        self.flush()
-        self._writer.close()
-        self.partial.replace(self.path)
 
 
 def read_table(path: str | Path) -> pa.Table:

@@ -30,11 +30,17 @@ HEAD_BYTES = 64 * 1024
 
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
-    """How to read: the preset decides between ctxeval's reading and ContextBench's."""
+    """How to read: the preset decides between ctxeval's reading and ContextBench's.
+
+    ``skip`` are instances whose rows ``--resume`` keeps: a streaming adapter (``iter_read``)
+    that can tell a record's instance before reading it whole may give such a record as a
+    trajectory with nothing but its id (it is not scored), so that resuming a large file does
+    not read again what is already done."""
 
     preset: str = "strict"
     instance_id: str | None = None
     run: str | None = None
+    skip: frozenset[str] = frozenset()
 
 
 @cache
@@ -88,7 +94,9 @@ def detect(path: Path) -> ModuleType:
         try:
             if mod.detect(path, head):
                 return mod
-        except AdapterError:
+        except (AdapterError, ValueError, UnicodeError, RecursionError):
+            # a file no detector can look at (absurdly nested JSON: RecursionError in json)
+            # is not that detector's format
             continue
     raise AdapterError("no adapter recognises this input (use --format to force one)",
                        path=str(path))

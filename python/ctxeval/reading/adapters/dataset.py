@@ -105,8 +105,13 @@ def iter_read(path: Path, options: Any = None) -> Iterator[Trajectory | AdapterE
     from ..records import RecordReader
 
     reader = RecordReader()
+    skip = options.skip if options is not None else frozenset()
     try:
         for row, rec in _rows(path):
+            iid = rec.get("instance_id") if isinstance(rec, dict) else None
+            if skip and isinstance(iid, str) and iid in skip:  # kept by --resume: not read
+                yield Trajectory(instance_id=iid)
+                continue
             got = rec if isinstance(rec, AdapterError) else \
                 row_trajectories(reader, rec, row, str(path), options)
             if isinstance(got, AdapterError):

@@ -46,14 +46,31 @@ def iter_read(path: Path, options: Any = None) -> Iterator[Trajectory | AdapterE
     except OSError as exc:
         yield AdapterError(f"cannot read: {exc.strerror}", path=str(path))
         return
+    skip = options.skip if options is not None else frozenset()
     with fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
+            if skip:
+                done = _skipped(raw, skip)
+                if done is not None:
+                    yield done
+                    continue
             try:
                 yield next(iter_records([raw], str(path), first_line=lineno))
             except AdapterError as exc:
                 yield exc
+
+
+def _skipped(raw: bytes, skip: frozenset[str]) -> Trajectory | None:
+    """The record's instance alone when ``--resume`` keeps its row (see ``ReadOptions``):
+    its steps are not read."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    iid = obj.get("instance_id") if isinstance(obj, dict) else None
+    return Trajectory(instance_id=iid) if isinstance(iid, str) and iid in skip else None
 
 
 def iter_records(lines: Iterable[bytes], origin: str, first_line: int = 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 
 from ... import lfs
 from ...errors import GoldError, Problem
+from ...filekinds import special_problem
 from ...model import GoldInstance
 from .common import BAD, DUPLICATE, RowCtx
 from .contextbench import is_contextbench, parse_contextbench
@@ -89,12 +91,18 @@ def load_gold(paths: Sequence[str | Path]) -> GoldSet:
         elif path.is_file():
             digest = _file_sha256(path, label)
             records = list(_file_records(path, label, out.problems))
+        elif path.exists():  # a FIFO or a device: reading it would wait for a writer
+            raise GoldError(special_problem(path) or "not a file", path=label)
         else:
             raise GoldError("no such file or directory", path=label)
         out.sources.append((label, digest))
         kept = 0
         for ctx, rec in records:
-            inst = _parse_record(rec, ctx)
+            try:
+                inst = _parse_record(rec, ctx)
+            except RecursionError:  # a value nested too deeply for the parsers' walk
+                ctx.report(BAD, "not a gold record: a value is nested too deeply; skipped")
+                inst = None
             out.problems += ctx.problems
             if inst is None:
                 continue
@@ -150,6 +158,8 @@ def _file_records(path: Path, label: str,
                   problems: list[Problem]) -> Iterator[tuple[RowCtx, Any]]:
     """(where, record) for every record of a parquet, JSON (array or object) or JSONL file."""
     data = _read_bytes(path, label)
+    if not data or data.isspace():
+        raise GoldError("the file is empty: no gold record in it", path=label)
     if lfs.is_pointer(data[:1024]):
         raise GoldError(lfs.message(data, "gold file"), path=label, kind=lfs.KIND)
     if data[:4] == _PARQUET_MAGIC:
@@ -166,6 +176,10 @@ def _file_records(path: Path, label: str,
             whole = json.loads(text)
         except ValueError:
             whole = None  # several objects, one a line
+        except RecursionError:  # nested past Python's limit: no gold record looks like that
+            raise GoldError("not a gold file: its JSON is nested too deeply to be gold "
+                            f"(more than {sys.getrecursionlimit()} levels)", path=label) \
+                from None
         if isinstance(whole, list):
             for k, rec in enumerate(whole, start=1):
                 yield RowCtx(label, k), rec
@@ -181,6 +195,10 @@ def _file_records(path: Path, label: str,
             rec = json.loads(line)
         except ValueError as exc:
             problems.append(Problem(BAD, f"not a JSON line ({exc}); skipped", label, lineno))
+            continue
+        except RecursionError:
+            problems.append(Problem(BAD, "not a gold record: its JSON is nested too deeply; "
+                                    "skipped", label, lineno))
             continue
         found = True
         yield RowCtx(label, lineno), rec
