@@ -256,6 +256,16 @@ class Step:
 
 RANKING_LEVELS: tuple[str, ...] = ("file", "module", "function")
 
+#: The localisation papers' table (LocAgent, Loc-Bench): ``(level, key)`` of a row's ranking
+#: block; the localization view, ``compare --metrics localization`` and the outcome view's
+#: defaults name the same columns.
+PAPER_RANKING: tuple[tuple[str, str], ...] = (
+    ("file", "acc@1"), ("file", "acc@3"), ("file", "acc@5"),
+    ("module", "acc@5"), ("module", "acc@10"),
+    ("function", "acc@5"), ("function", "acc@10"),
+    ("file", "mrr"), ("module", "mrr"), ("function", "mrr"),
+)
+
 
 @dataclass(slots=True)
 class Ranking:

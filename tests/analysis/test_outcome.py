@@ -146,28 +146,30 @@ def test_deterministic_given_the_seed() -> None:
 
 
 def test_default_metrics_adapt_to_the_rows() -> None:
+    ranking = [m for m in DEFAULT_METRICS if m.startswith("ranking.")]
+    assert "ranking.file.acc@1" in ranking and "ranking.function.mrr" in ranking
     paths, unmatched = resolve_metrics(hand_rows(), None)
     assert paths == ["final.line.coverage", "num_steps"]
-    assert "ranking.*" in unmatched and "usage.cost" in unmatched
-    # the real rows have everything but the ranking metrics
+    assert "ranking.file.acc@1" in unmatched and "usage.cost" in unmatched
+    # the real rows (written before rows had a ranking block) have everything else
     paths, unmatched = resolve_metrics(real_rows(), None)
-    assert unmatched == ["ranking.*"]
-    assert paths == [m for m in DEFAULT_METRICS if m != "ranking.*"]
+    assert unmatched == ranking
+    assert paths == [m for m in DEFAULT_METRICS if m not in ranking]
 
 
 def test_ranking_metrics_are_picked_up_once_rows_have_them() -> None:
     rows = hand_rows()
     for k, r in enumerate(rows):
         if r["status"] != "error":
-            r["ranking"] = {"file": {"recall@1": float(k % 2), "mrr": 1 / (1 + k % 3)},
-                            "symbol": {"ndcg@5": None}}
+            r["ranking"] = {"file": {"acc@1": float(k % 2), "mrr": 1 / (1 + k % 3)},
+                            "function": {"mrr": None}}
     paths, unmatched = resolve_metrics(rows, None)
-    assert paths[-3:] == ["ranking.file.mrr", "ranking.file.recall@1", "ranking.symbol.ndcg@5"]
-    assert "ranking.*" not in unmatched
+    assert paths[-3:] == ["ranking.file.acc@1", "ranking.file.mrr", "ranking.function.mrr"]
+    assert "ranking.file.acc@1" not in unmatched and "ranking.module.mrr" in unmatched
     t = outcome_table(rows, resamples=100)
     e = _entry(t, "a", "ranking.file.mrr")
     assert e.n == 7 and e.reason is None and e.auroc is not None
-    nulls = _entry(t, "a", "ranking.symbol.ndcg@5")
+    nulls = _entry(t, "a", "ranking.function.mrr")
     assert nulls.n == 0 and nulls.n_null == 7 and nulls.reason == "n < 5"
 
 

@@ -37,6 +37,8 @@ from typing import Any
 
 import orjson
 
+from ..evaluation.rows import has_path
+from ..model import PAPER_RANKING
 from . import stats
 from .correlations import Correlations, metric_correlations, render_correlations
 from .tokens import get_path
@@ -61,12 +63,8 @@ DEFAULT_METRICS: tuple[str, ...] = (
 FORMATS = ("table", "md", "latex", "json")
 DAGGER = "†"
 #: ``--metrics localization``: the ranked metrics of the localisation papers' table.
-LOCALIZATION_METRICS: tuple[str, ...] = (
-    "ranking.file.acc@1", "ranking.file.acc@3", "ranking.file.acc@5",
-    "ranking.module.acc@5", "ranking.module.acc@10",
-    "ranking.function.acc@5", "ranking.function.acc@10",
-    "ranking.file.mrr", "ranking.module.mrr", "ranking.function.mrr",
-)
+LOCALIZATION_METRICS: tuple[str, ...] = tuple(f"ranking.{level}.{key}"
+                                              for level, key in PAPER_RANKING)
 
 _LOWER_BETTER_PARTS = {"redundancy", "usage", "num_steps", "pred_size", "before_first_gold"}
 
@@ -131,19 +129,6 @@ def _metric_value(row: Mapping[str, Any], metric: str, where: str) -> float | No
     return _value(row, metric, where)
 
 
-def _has_path(row: Mapping[str, Any], metric: str) -> bool:
-    """Whether the path exists in the row, a null on the way counting as existing (a null
-    ``editloc`` still names the metric); only a missing key means a wrong path."""
-    cur: Any = row
-    for part in metric.split("."):
-        if cur is None:
-            return True
-        if not isinstance(cur, Mapping) or part not in cur:
-            return False
-        cur = cur[part]
-    return True
-
-
 def _index(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
     """run -> instance_id -> row, runs in order of first appearance; error rows left out but
     for those with ranked metrics (read only through them, see :func:`_metric_value`)."""
@@ -203,7 +188,7 @@ def compare_rows(rows: Sequence[Mapping[str, Any]], *, baseline: str | None = No
     others = [r for r in by_run if r != base]
     base_rows = by_run[base]
     for metric in metrics:
-        if not any(_has_path(r, metric) for inst in by_run.values() for r in inst.values()):
+        if not any(has_path(r, metric) for inst in by_run.values() for r in inst.values()):
             raise ValueError(f"metric {metric!r} is absent from every row "
                              "(check the dotted path)")
 

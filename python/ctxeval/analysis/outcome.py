@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _core
-from ..evaluation.rows import field_value
+from ..evaluation.rows import field_value, has_path
+from ..model import PAPER_RANKING
 from . import stats
 
 __all__ = [
@@ -48,9 +49,9 @@ __all__ = [
 
 GRANS = ("file", "symbol", "span", "line")
 
-#: The metrics of the view by default. Exact paths are kept when some row has them; patterns
-#: (``ranking.*``: issue 20's ranked localisation, ``ranking.<level>.<metric>@<k>`` and
-#: ``ranking.<level>.mrr``) stand for the numeric leaves the rows have under them.
+#: The metrics of the view by default, each kept when some row has it: the context metrics,
+#: and of the ranking block (ranked localisation) the localisation papers' table, the steps and
+#: input tokens spent before the first gold file, and the recall of the first lines shown.
 DEFAULT_METRICS: tuple[str, ...] = (
     *(f"final.{g}.{s}" for g in GRANS for s in ("coverage", "precision", "f1")),
     *(f"trajectory.auc_coverage.{g}" for g in GRANS),
@@ -59,7 +60,9 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "editloc.file.recall", "editloc.file.precision", "editloc.file.f1",
     *(f"trajectory.first_gold_step.{g}" for g in GRANS),
     "num_steps", "usage.input_tokens", "usage.output_tokens", "usage.cost",
-    "ranking.*",
+    *(f"ranking.{level}.{key}" for level, key in PAPER_RANKING),
+    "ranking.before_first_gold.file.steps_before", "ranking.before_first_gold.file.input_tokens",
+    "ranking.budget.line",
 )
 
 #: Minimum instances for the association statistics (the core's rule, repeated for the docs).
@@ -97,17 +100,6 @@ def numeric_leaves(row: Mapping[str, Any], prefix: str = "") -> Iterable[str]:
             yield path
 
 
-def _has_path(row: Mapping[str, Any], metric: str) -> bool:
-    cur: Any = row
-    for part in metric.split("."):
-        if cur is None:
-            return True
-        if not isinstance(cur, Mapping) or part not in cur:
-            return False
-        cur = cur[part]
-    return True
-
-
 def resolve_metrics(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] | None
                     ) -> tuple[list[str], list[str]]:
     """(the metric paths of the view, the requested items that named nothing).
@@ -134,7 +126,7 @@ def resolve_metrics(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] | 
                 unmatched.append(item)
             out += hits
         elif item not in out:
-            if default and not any(_has_path(r, item) for r in rows if not is_error(r)):
+            if default and not any(has_path(r, item) for r in rows if not is_error(r)):
                 unmatched.append(item)
                 continue
             out.append(item)
@@ -249,7 +241,7 @@ def outcome_table(rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str] |
                 else:
                     values.append(v)
                     labels.append(lab)
-            absent = not any(_has_path(r, metric) for r in scored)
+            absent = not any(has_path(r, metric) for r in scored)
             pending.append((run, metric, nulls, len(scored) - len(labelled), absent))
             items.append((values, labels))
     got = _core.stats_outcome_many(items, resamples, level, bins, stats.seed_key(seed))

@@ -7,6 +7,7 @@ overlap metrics.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..model import GoldInstance, Trajectory, Usage
@@ -108,3 +109,16 @@ def field_value(row: dict[str, Any], path: str) -> Any:
             return None
         cur = cur.get(part)
     return cur
+
+
+def has_path(row: Mapping[str, Any], path: str) -> bool:
+    """Whether the dotted path exists in the row, a null on the way counting as existing (a
+    null ``editloc`` still names the metric); only a missing key means a wrong path."""
+    cur: Any = row
+    for part in path.split("."):
+        if cur is None:
+            return True
+        if not isinstance(cur, Mapping) or part not in cur:
+            return False
+        cur = cur[part]
+    return True

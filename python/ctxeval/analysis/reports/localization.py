@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ...model import RANKING_LEVELS
+from ...model import PAPER_RANKING, RANKING_LEVELS
 from .rows import field_value, group_rows, is_error, numbers
 from .table import Cell, Column, Report, Row, Table
 
@@ -31,11 +31,7 @@ _LEVEL = {"file": "File", "module": "Module", "function": "Function"}
 
 #: The paper table's columns: (level, metric key).
 PAPER: tuple[tuple[str, str], ...] = (
-    ("file", "acc@1"), ("file", "acc@3"), ("file", "acc@5"),
-    ("module", "acc@5"), ("module", "acc@10"),
-    ("function", "acc@5"), ("function", "acc@10"),
-    ("file", "mrr"), ("module", "mrr"), ("function", "mrr"),
-    ("file", "ndcg@5"), ("module", "ndcg@5"), ("function", "ndcg@5"),
+    *PAPER_RANKING, ("file", "ndcg@5"), ("module", "ndcg@5"), ("function", "ndcg@5"),
 )
 _KEY = re.compile(r"^(acc|recall|precision|ndcg|map)@(\d+)$")
 

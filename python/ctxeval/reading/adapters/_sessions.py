@@ -35,9 +35,12 @@ def json_document(path: Path) -> Any:
         raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
 
 
-def jsonl_objects(path: Path, text: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+def jsonl_objects(path: Path, text: str | None = None, *, complete: bool = False
+                  ) -> list[tuple[int, dict[str, Any]]]:
     """``(line, object)`` of every record of a JSONL log (``text``, else the file's). A cut last
-    line (a log still being written) is dropped; any other bad line is an error naming it."""
+    line (a log still being written) is dropped; any other bad line is an error naming it.
+    ``complete``: the file is a finished output, not a log (localisation outputs, ranked
+    records): a bad last line is an error too, and a file without records is one."""
     if text is None:
         try:
             text = path.read_text(encoding="utf-8")
@@ -51,12 +54,14 @@ def jsonl_objects(path: Path, text: str | None = None) -> list[tuple[int, dict[s
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
-            if lineno == len(lines):  # a {what} still being written: the last line is cut
+            if lineno == len(lines) and not complete:  # a log still being written: cut
                 break
             raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=lineno) from exc
         if not isinstance(obj, dict):
             raise AdapterError("a record must be a JSON object", path=str(path), line=lineno)
         out.append((lineno, obj))
+    if complete and not out:
+        raise AdapterError("no records", path=str(path))
     return out
 
 

@@ -22,7 +22,6 @@ ranked lines (the budgeted recall).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from ..._core import lines_normalize
 from ...errors import AdapterError
 from ...model import Ranking, Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
+from ._sessions import jsonl_objects
 
 FORMAT = "agentless"
 PRIORITY = 20
@@ -52,24 +52,8 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
-    out: list[Trajectory] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=lineno) from exc
-        if not isinstance(rec, dict):
-            raise AdapterError("a record must be a JSON object", path=str(path), line=lineno)
-        out.append(_trajectory(rec, path, lineno, options))
-    if not out:
-        raise AdapterError("no records", path=str(path))
-    return out
+    return [_trajectory(rec, path, lineno, options)
+            for lineno, rec in jsonl_objects(path, complete=True)]
 
 
 def _trajectory(rec: dict[str, Any], path: Path, lineno: int, options: ReadOptions

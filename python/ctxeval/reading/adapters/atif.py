@@ -515,6 +515,14 @@ def _gemini_cli(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) ->
                 content = c.result.get("content")
                 gemini_cli.observe(step, c.args, c.text, content is None, None, warnings,
                                    mcp=mcp)
+    return _relative_run(doc, out, warnings, mcp)
+
+
+def _relative_run(doc: dict[str, Any], out: _Placed, warnings: list[str], mcp: McpRun
+                  ) -> _Placed:
+    """The end of a run read without a working directory (Gemini CLI's and OpenCode's ATIF
+    renderings keep none): paths made relative to the one the converter kept or the one the
+    paths imply, views after edits marked, the run's MCP warnings collected."""
     steps = [s for _, s in out]
     cwd = _cwd(doc, None) or infer_cwd(steps)
     if cwd is not None:
@@ -540,13 +548,7 @@ def _opencode(doc: dict[str, Any], turns: list[_Turn], warnings: list[str]) -> _
             state = {"status": "completed" if content is not None else "error",
                      "input": c.args, "output": c.text}
             opencode.observe(step, state, None, warnings, mcp)
-    steps = [s for _, s in out]
-    cwd = _cwd(doc, None) or infer_cwd(steps)
-    if cwd is not None:
-        relative_to(steps, cwd)
-    mark_views_after_edits(steps)
-    warnings.extend(mcp.finish())
-    return out
+    return _relative_run(doc, out, warnings, mcp)
 
 
 def _mini_swe_agent(doc: dict[str, Any], turns_all: list[dict[str, Any]]) -> list[Step]:

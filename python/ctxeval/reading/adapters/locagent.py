@@ -16,7 +16,6 @@ samples per level) are read from their first sample, with a read warning.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from ...errors import AdapterError
 from ...model import Ranking, Step, SymbolRef, Trajectory, View
 from ...truth.gold.locagent import literal_list
 from . import ReadOptions
+from ._sessions import jsonl_objects
 
 FORMAT = "locagent"
 #: Before Agentless (20), whose detection (``found_files`` and ``instance_id``) also matches.
@@ -45,24 +45,8 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise AdapterError(f"cannot read: {exc}", path=str(path)) from exc
-    out: list[Trajectory] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=lineno) from exc
-        if not isinstance(rec, dict):
-            raise AdapterError("a record must be a JSON object", path=str(path), line=lineno)
-        out.append(trajectory(rec, f"{path}:{lineno}", options, path=str(path), line=lineno))
-    if not out:
-        raise AdapterError("no records", path=str(path))
-    return out
+    return [trajectory(rec, f"{path}:{lineno}", options, path=str(path), line=lineno)
+            for lineno, rec in jsonl_objects(path, complete=True)]
 
 
 def _level(rec: dict[str, Any], key: str, warnings: list[str], path: str | None,

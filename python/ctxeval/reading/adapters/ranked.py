@@ -21,11 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ...errors import AdapterError, InputError
 from ...model import Ranking, Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
+from ._sessions import jsonl_objects
 
 FORMAT = "ranked"
 PRIORITY = 0
@@ -43,25 +42,13 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path, options: ReadOptions) -> list[Trajectory]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise AdapterError(f"cannot read: {exc.strerror}", path=str(path)) from exc
     out: list[Trajectory] = []
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise AdapterError(f"not valid JSON: {exc}", path=str(path), line=lineno) from exc
+    for lineno, obj in jsonl_objects(path, complete=True):
         try:
             out.append(parse_record(obj, str(path), lineno, options))
         except InputError as exc:
             raise AdapterError(exc.message, path=str(path), line=lineno,
                                field=exc.field) from exc
-    if not out:
-        raise AdapterError("no records", path=str(path))
     return out
 
 

@@ -60,6 +60,11 @@ class Reading:
 Reader = Callable[[Call], Reading]
 
 
+def nothing(call: Call) -> Reading:
+    """A tool whose result shows no file's lines (writes, metadata): nothing is credited."""
+    return Reading()
+
+
 # --- the result -------------------------------------------------------------------------------
 
 

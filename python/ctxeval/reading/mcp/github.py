@@ -31,6 +31,7 @@ from ._common import (
     Reader,
     Reading,
     load_json,
+    nothing,
     printed_lines,
     repo_path,
     resources,
@@ -122,10 +123,6 @@ def search_code(call: Call) -> Reading:
         if not shown:
             out.mention(path)
     return out
-
-
-def nothing(call: Call) -> Reading:
-    return Reading()
 
 
 TOOLS: dict[str, Reader] = {

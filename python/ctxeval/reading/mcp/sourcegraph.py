@@ -39,6 +39,7 @@ from ._common import (
     Reader,
     Reading,
     line_views,
+    nothing,
     numbered,
     printed_lines,
     repo_key,
@@ -171,10 +172,6 @@ def history(call: Call) -> Reading:
         for key in ("file", "path", "newPath", "oldPath", "filePath"):
             out.mention(repo_path(obj.get(key)))
     return out
-
-
-def nothing(call: Call) -> Reading:
-    return Reading()
 
 
 TOOLS: dict[str, Reader] = {
