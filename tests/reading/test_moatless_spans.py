@@ -17,16 +17,16 @@ import json
 import pytest
 from tests.conftest import FIXTURES
 
-from ctxeval.reading.moatless_spans import (
+from ctxeval.reading.moatless_spans.blocks import SpanTable
+from ctxeval.reading.moatless_spans.expansion import (
     IMPORT_SPANS,
     RELATED_SPANS_CAP,
-    SpanTable,
     expand_identified,
-    has_tokenizer,
     mark_round,
-    parse_spans,
-    shown_lines,
 )
+from ctxeval.reading.moatless_spans.parsing import parse_spans
+from ctxeval.reading.moatless_spans.rendering import shown_lines
+from ctxeval.reading.moatless_spans.tokens import has_tokenizer
 
 CASES = FIXTURES / "moatless"
 EXPECTED = json.loads((CASES / "expected.json").read_text())

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..model import Step, SymbolRef, Trajectory, View
-from ..reading.moatless_spans import mark_round
+from ..reading.moatless_spans.expansion import mark_round
 from ..reading.placing import file_lines, place_view
 from ..truth.extraction import SymbolExtractor
 from ..truth.repo import RepoSnapshot

@@ -17,15 +17,15 @@ from ... import _core
 from ...errors import PatchError
 from ...model import GoldInstance, SymbolRef, Trajectory, View
 from ...paths import normalise_path
-from ...reading.moatless_spans import (
+from ...reading.moatless_spans.blocks import SpanTable
+from ...reading.moatless_spans.expansion import (
     RELATED_SPANS_CAP,
     Expansion,
-    SpanTable,
     expand_identified,
     mark_round,
-    parse_spans,
-    shown_lines,
 )
+from ...reading.moatless_spans.parsing import parse_spans
+from ...reading.moatless_spans.rendering import shown_lines
 from ...reading.placing import file_lines, place_view
 from ...truth.extraction import SymbolExtractor
 from ...truth.patches import EditLocations, edit_locations
@@ -145,7 +145,7 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
                         groups: dict[str, list[SymbolRef]]) -> dict[str, MoatlessShown]:
     """Moatless's rendering of one step's span ids (``groups``: per file, in the order the
     step names the files) in the files at the snapshot's commit. Files marked with
-    ``moatless_spans.IMPORT_SPANS`` (an identify step) show what Moatless added to them,
+    ``moatless_spans.expansion.IMPORT_SPANS`` (an identify step) show what Moatless added to them,
     expanded over all those files together (the token cap is on the whole context); marks
     of later rounds (``<imports>#1``: a 0.0.2 identify after an earlier one, whose spans
     its step lists first) expand the same context again, with that round's spans added.

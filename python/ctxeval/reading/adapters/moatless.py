@@ -19,9 +19,9 @@ Span ids stay :class:`SymbolRef`. In v0.0.x they are marked as Moatless spans of
 Moatless's rendering of them, which :mod:`ctxeval.reading.moatless_spans` re-derives from the
 file at the base commit (class headers above methods, comments and docstrings dropped, budgets
 applied). An identify step shows what the next prompt shows: the identified spans and the spans
-Moatless adds to them (marked ``moatless_spans.IMPORT_SPANS``); in 0.0.2 the file context is
-shared, so a later IdentifyCode shows the earlier ones' spans as well, all expanded again. The
-declared context is the union of ``identify`` spans (v0.0.x) or the last node's
+Moatless adds to them (marked ``moatless_spans.expansion.IMPORT_SPANS``); in 0.0.2 the file
+context is shared, so a later IdentifyCode shows the earlier ones' spans as well, all expanded
+again. The declared context is the union of ``identify`` spans (v0.0.x) or the last node's
 ``file_context`` (v0.4, whose span ids are read as names).
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...linesets import line_runs
 from ...model import Step, SymbolRef, Trajectory, Usage, View
-from ..moatless_spans import expansion_mark
+from ..moatless_spans.expansion import expansion_mark
 from . import ReadOptions
 from .swe_agent import CATN_HEADER, EditTracker, hunks_from_diff
 
@@ -514,9 +514,9 @@ def _spans(value: Any, key: str, release: str) -> list[SymbolRef]:
 def _shown_after_identify(found: list[SymbolRef], cap: int | None = None,
                           round_: int = 0) -> list[SymbolRef]:
     """What the next prompt shows after an identify: the identified spans and, per file, a
-    mark for the spans Moatless adds to them (``moatless_spans.expand_identified``), with the
-    token cap of that expansion when the run records one; ``round_``: the identify's rank
-    among those sharing one file context."""
+    mark for the spans Moatless adds to them (``moatless_spans.expansion.expand_identified``),
+    with the token cap of that expansion when the run records one; ``round_``: the identify's
+    rank among those sharing one file context."""
     mark = expansion_mark(round_)
     extra = [SymbolRef(r.file, mark, moatless=r.moatless, budget=cap) for r in found]
     return _dedup([*found, *extra])
