@@ -133,6 +133,11 @@ class SymbolRef:
     (:mod:`ctxeval.reading.moatless_spans`), cut after ``budget`` tokens when one is given. On
     the mark of what an identify step adds (``moatless_spans.expansion.IMPORT_SPANS``,
     ``<imports>#N`` for a later round), ``budget`` is the context's token cap instead.
+    ``comments``: Moatless rendered the file's spans with their comments and docstrings (the
+    0.0.1 coding prompts that show code to be changed), not without them. ``replaced``: line
+    runs of the file at the base commit that earlier edits of the run replaced: the spans were
+    rendered from the edited file, whose other lines are these base lines, so the replaced
+    ones are not shown (what replaced them is post-edit).
     """
 
     file: str
@@ -140,6 +145,8 @@ class SymbolRef:
     signature: bool = False
     moatless: str | None = None
     budget: int | None = None
+    comments: bool = False
+    replaced: tuple[tuple[int, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.file, "name": self.name}
@@ -149,6 +156,10 @@ class SymbolRef:
             out["moatless"] = self.moatless
             if self.budget is not None:
                 out["budget"] = self.budget
+            if self.comments:
+                out["comments"] = True
+            if self.replaced:
+                out["replaced"] = [list(r) for r in self.replaced]
         return out
 
     @classmethod
@@ -162,7 +173,12 @@ class SymbolRef:
         budget = obj.get("budget")
         budget = budget if isinstance(budget, int) and not isinstance(budget, bool) \
             and budget > 0 else None
-        return cls(obj["file"], obj["name"], obj.get("signature") is True, moatless, budget)
+        replaced = obj.get("replaced") if moatless else None
+        runs = tuple((r[0], r[1]) for r in replaced if isinstance(r, list) and len(r) == 2
+                     and all(isinstance(x, int) and not isinstance(x, bool) for x in r)
+                     and 1 <= r[0] <= r[1]) if isinstance(replaced, list) else ()
+        return cls(obj["file"], obj["name"], obj.get("signature") is True, moatless, budget,
+                   bool(moatless) and obj.get("comments") is True, runs)
 
 
 @dataclass(slots=True)

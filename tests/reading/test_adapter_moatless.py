@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +79,22 @@ def test_v001_django() -> None:
     assert s[1].views == [] and s[1].symbols == [
         M1(VALIDATORS, "ASCIIUsernameValidator"), M1(VALIDATORS, "UnicodeUsernameValidator"),
         M1(VALIDATORS, IMPORT_SPANS)]
-    # request_for_change brought in the span; the next search_replace says lines 8-15 / 18-25
+    # request_for_change brought the loop to CodeChange: its prompt shows the file context
+    # again, with comments, and the <search> block, lines 8-15 (the next search_replace's)
+    ctx = [M1(VALIDATORS, "ASCIIUsernameValidator"), M1(VALIDATORS, "UnicodeUsernameValidator"),
+           M1(VALIDATORS, IMPORT_SPANS)]
     assert s[2].views == [View(VALIDATORS, 8, 15)]
-    assert s[3].edits == [VALIDATORS] and s[3].views == []
-    assert s[4].views == [View(VALIDATORS, 18, 25)]
+    assert s[2].symbols == [replace(r, comments=True) for r in ctx]
+    # the applied change brought it back to Pending: the context after the change, the line
+    # the diff replaced (10) left out, the edited file seen post-edit
+    assert s[3].edits == [VALIDATORS]
+    assert s[3].views == [View(VALIDATORS, None, None, post_edit=True)]
+    assert s[3].symbols == [replace(r, replaced=((10, 10),)) for r in ctx]
+    # the second change: lines 18-25 (unchanged by the first edit, one line for one)
+    assert s[4].views == [View(VALIDATORS, 18, 25), View(VALIDATORS, None, None, post_edit=True)]
+    assert s[4].symbols == [replace(r, comments=True, replaced=((10, 10),)) for r in ctx]
+    assert s[5].symbols == [replace(r, replaced=((10, 10), (20, 20))) for r in ctx]
+    assert s[6].views == [] and s[6].symbols == []  # finish: nothing follows
     assert t.final_context == []
     assert t.final_symbols == [M1(VALIDATORS, "ASCIIUsernameValidator"),
                                M1(VALIDATORS, "UnicodeUsernameValidator")]

@@ -15,13 +15,16 @@ from typing import Any, Literal
 
 from ... import _core
 from ...errors import PatchError
+from ...linesets import line_runs
 from ...model import GoldInstance, SymbolRef, Trajectory, View
 from ...paths import normalise_path
 from ...reading.moatless_spans.blocks import SpanTable
 from ...reading.moatless_spans.expansion import (
     RELATED_SPANS_CAP,
+    SIGNATURES,
     Expansion,
     expand_identified,
+    is_mark,
     mark_round,
 )
 from ...reading.moatless_spans.parsing import parse_spans
@@ -150,7 +153,9 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
     of later rounds (``<imports>#1``: a 0.0.2 identify after an earlier one, whose spans
     its step lists first) expand the same context again, with that round's spans added.
     Files that are not Python or cannot be read are left out (Moatless 0.0.x cut only
-    Python; their refs then resolve by name)."""
+    Python; their refs then resolve by name). A file whose refs say ``comments`` is rendered
+    with its comments; :data:`SIGNATURES` adds the signatures beside a span that starts a
+    class (one token each); lines a ref names ``replaced`` (by earlier edits) are not shown."""
     tables: dict[str, SpanTable] = {}
     for path, refs in groups.items():
         if refs and (t := _moatless_table(snap, cache, path, refs[0].moatless or "0.0.1")):
@@ -163,7 +168,8 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
         for r in groups[path]:
             n = mark_round(r.name)
             if n is None:
-                pending.append(r.name)
+                if r.name != SIGNATURES:
+                    pending.append(r.name)
                 continue
             rounds.setdefault(path, {})[n] = pending
             pending = []
@@ -183,13 +189,19 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
         refs = groups[path]
         selected: dict[str, int | None] = {s: None for s in added.get(path, [])}
         for r in refs:
-            if mark_round(r.name) is None:
+            if not is_mark(r.name):
                 selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
+        if any(r.name == SIGNATURES for r in refs):
+            for sid in [s for s in selected]:
+                for other in table.class_signature_spans(sid):
+                    selected.setdefault(other, 1)
         names = [n for r in refs if (n := table.definition_name(r.name))]
-        unknown = [r.name for r in refs
-                   if mark_round(r.name) is None and r.name not in table.spans]
-        out[path] = MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)),
-                                  unknown)
+        unknown = [r.name for r in refs if not is_mark(r.name) and r.name not in table.spans]
+        lines = shown_lines(table, selected, exclude_comments=not any(r.comments for r in refs))
+        replaced = {n for r in refs for a, b in r.replaced for n in range(a, b + 1)}
+        if replaced:
+            lines = line_runs(n for a, b in lines for n in range(a, b + 1) if n not in replaced)
+        out[path] = MoatlessShown(lines, list(dict.fromkeys(names)), unknown)
     return out
 
 
@@ -359,7 +371,7 @@ class Preparer(PreparerBase):
         fid = table.id(path)
         if shown is None:
             for r in refs:
-                if mark_round(r.name) is None:
+                if not is_mark(r.name):
                     table.symbol_refs.append((out, fid, [r.name], r.signature))
             return
         out["files"].append(fid)

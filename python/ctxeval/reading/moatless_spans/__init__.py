@@ -41,15 +41,17 @@ from .blocks import Block, Span, SpanTable
 from .expansion import (
     IMPORT_SPANS,
     RELATED_SPANS_CAP,
+    SIGNATURES,
     Expansion,
     expand_identified,
     expansion_mark,
+    is_mark,
     mark_round,
 )
 from .parsing import parse_spans
 from .rendering import shown_lines
 from .tokens import has_tokenizer
 
-__all__ = ["IMPORT_SPANS", "RELATED_SPANS_CAP", "Block", "Expansion", "Span", "SpanTable",
-           "expand_identified", "expansion_mark", "has_tokenizer", "mark_round", "parse_spans",
-           "shown_lines"]
+__all__ = ["IMPORT_SPANS", "RELATED_SPANS_CAP", "SIGNATURES", "Block", "Expansion", "Span",
+           "SpanTable", "expand_identified", "expansion_mark", "has_tokenizer", "is_mark",
+           "mark_round", "parse_spans", "shown_lines"]

@@ -169,6 +169,17 @@ class SpanTable:
             stack.extend(b.children)
         return [i for i in self.spans if i in found]
 
+    def class_signature_spans(self, span_id: str) -> list[str]:
+        """The spans 0.0.1's Clarification prompt shows by their signature beside a span that
+        starts a class: those of the classes and functions directly in it, other than its own
+        (a 0.0.1 constructor is part of the class's span), in document order."""
+        span = self.spans.get(span_id)
+        if span is None or span.initiating.kind != "class":
+            return []
+        return list(dict.fromkeys(c.span.span_id for c in span.initiating.children
+                                  if c.group == "structure" and c.span is not None
+                                  and c.span.span_id != span_id))
+
     def lines(self, span_id: str) -> list[tuple[int, int]]:
         """The line runs a span's blocks cover on their own (headers for parents)."""
         span = self.spans.get(span_id)

@@ -14,6 +14,10 @@ IMPORT_SPANS = "<imports>"
 #: The token cap of ``expand_context_with_related_spans`` when a run does not record one:
 #: 0.0.1's coding loop used its default, 8,000.
 RELATED_SPANS_CAP = 8000
+#: Stands for the signatures 0.0.1's Clarification prompt prints beside a span that starts a
+#: class: every other class or function directly in it, each within one token (its header),
+#: :meth:`.blocks.SpanTable.class_signature_spans`.
+SIGNATURES = "<signatures>"
 
 
 @dataclass
@@ -37,6 +41,11 @@ def mark_round(name: str) -> int | None:
         return 0
     head, _, n = name.partition("#")
     return int(n) if head == IMPORT_SPANS and n.isdigit() else None
+
+
+def is_mark(name: str) -> bool:
+    """Whether ``name`` is one of the marks above rather than a span id."""
+    return name == SIGNATURES or mark_round(name) is not None
 
 
 def expand_identified(files: list[tuple[SpanTable, list[str]]], version: str = "0.0.1",
