@@ -212,6 +212,78 @@ def test_post_edit_through_git_stash(tmp_path: Path) -> None:
         [], [], [("a.py", 2, 2)], [], [("a.py", 1, 1, "post_edit")], [], [("a.py", 2, 2)]]
 
 
+def _v2_turns(*turns: tuple[str, str]) -> dict:
+    """A 2.x (tool calls) trajectory of one bash call per turn, in /testbed, as the
+    deepseek-chat runs of mini-swe-agent 2.2.7 write them."""
+    msgs: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]
+    for k, (cmd, out) in enumerate(turns):
+        cid = f"call_{k}"
+        msgs.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": cid, "type": "function",
+             "function": {"name": "bash", "arguments": json.dumps({"command": cmd})}}]})
+        msgs.append({"role": "tool", "tool_call_id": cid,
+                     "content": f"<returncode>0</returncode>\n<output>\n{out}</output>"})
+    return {"trajectory_format": "mini-swe-agent-1.1", "instance_id": "t__t-4",
+            "info": {"config": {"environment": {"cwd": "/testbed"}}}, "messages": msgs}
+
+
+def test_a_backup_copied_back_puts_the_file_back(tmp_path: Path) -> None:
+    """Shaped after pylint-dev__astroid-1866 (mini-swe-agent 2.2.7, steps 28-51): the agent
+    backs a file up, edits it, copies the backup back and reads it again: the file is as at
+    the base commit, its lines are base lines (they were file level only, post-edit)."""
+    data = _v2_turns(
+        ("cp ./pkg/a.py ./pkg/a.py.backup", ""),
+        ("sed -i '3s/x/y/' ./pkg/a.py", ""),
+        ("sed -n '2,4p' ./pkg/a.py", "w\ny\nz\n"),
+        ("cp ./pkg/a.py.backup ./pkg/a.py", ""),
+        ("sed -n '2,4p' ./pkg/a.py", "w\nx\nz\n"),
+        # a backup taken after an edit is no way back to the base
+        ("sed -i '3s/x/y/' pkg/a.py && cp pkg/a.py pkg/a.py.orig", ""),
+        ("cp pkg/a.py.orig pkg/a.py", ""),
+        ("grep -n y pkg/a.py", "3:y\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    t = read(path)
+    a = "/testbed/pkg/a.py"
+    assert [vt(s.views) for s in t.steps] == [
+        [], [], [(a, 2, 4, "post_edit")], [], [(a, 2, 4)], [], [], [(a, 3, 3, "post_edit")]]
+
+
+def test_another_revision_checked_out_is_not_the_base(tmp_path: Path) -> None:
+    """Shaped after pylint-dev__astroid-1333 (steps 116-119): ``git checkout v2.9.0 -- f``
+    puts another version there (its lines are not base lines), ``git checkout HEAD -- f``
+    puts the base back."""
+    data = _v2_turns(
+        ("git checkout v2.9.0 -- pkg/a.py", ""),
+        ("grep -n x pkg/a.py", "5:x\n"),
+        ("git checkout HEAD -- pkg/a.py 2>&1", ""),
+        ("grep -n x pkg/a.py", "3:x\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    a = "/testbed/pkg/a.py"
+    assert [vt(s.views) for s in read(path).steps] == [
+        [], [(a, 5, 5, "post_edit")], [], [(a, 3, 3)]]
+
+
+def test_a_bash_script_written_from_a_heredoc_edits_what_it_edits(tmp_path: Path) -> None:
+    """Shaped after pvlib__pvlib-python-1707 (step 51): a script written from a heredoc and
+    run with ``bash`` in the same command; its ``sed -i`` changes the file (after a backup
+    was copied back, the file is edited again)."""
+    data = _v2_turns(
+        ("cp ./pkg/a.py ./pkg/a.py.backup", ""),
+        ("sed -i 's/x/y/' ./pkg/a.py", ""),
+        ("cp ./pkg/a.py.backup ./pkg/a.py", ""),
+        ("cat > fix.sh << 'EOF'\n#!/bin/bash\nsed -i '3i\\\n    z = 1' ./pkg/a.py\nEOF\n"
+         "bash fix.sh", ""),
+        ("sed -n '1,4p' ./pkg/a.py", "w\nv\n    z = 1\nx\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    t = read(path)
+    a = "/testbed/pkg/a.py"
+    assert t.steps[3].edits == ["/testbed/fix.sh", a]
+    assert vt(t.steps[4].views) == [(a, 1, 4, "post_edit")]
+
+
 def test_bad_input_raises_adapter_error(tmp_path: Path) -> None:
     bad = tmp_path / "a.traj.json"
     bad.write_text("{not json")

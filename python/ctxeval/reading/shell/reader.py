@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ...model import View
 from .editing import _edits_of
-from .interpreters import _echo_text, _shell_c
+from .interpreters import _echo_text, _shell_c, _shell_file
 from .lexer import _DYNAMIC, _Group, _parse, _Pipeline, _simples, split_commands
 from .output import _END_CUT_RE, _MIDDLE_CUT_RE, _TOTAL_LINES_RE, _TRUNC_RE, _assign, _lines
 from .pipeline import _Ctx, _file_stream, _join, _kind, _Plan, _Stream, _strip_wrappers
@@ -34,6 +34,8 @@ def _plans(pipelines: list[_Pipeline], ctx: _Ctx, output: str, edits: list[str],
             plans.extend(_plans(pl.parts[0].body, sub_ctx, output, edits, kinds))
             continue
         script = _shell_c(pl)
+        if script is None:  # bash fix.sh, of a script written earlier: its commands
+            script = _shell_file(pl, ctx.scripts, ctx.path)
         if script is not None:  # bash -c '…': read the inner commands, in a child shell
             kinds.append("bash")
             plans.extend(_plans(_parse(script, []), _Ctx(ctx.cwd, ctx.edited, ctx.scripts),
