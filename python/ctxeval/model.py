@@ -39,6 +39,12 @@ class View:
     cut inside a line (the middle of a truncated output): ``start`` (its first line is the end
     of a file line), ``end`` (its last line is the start of one), ``both`` or ``""``. The agent
     saw those lines, so they are placed too, by the part printed.
+
+    A ``post_edit`` line view (its lines numbered as the edited file was) may keep as ``text``
+    the lines it printed, one chunk of ``end_line - start_line + 1``: a printed line whose text
+    is the base file's line at that number is that base line, shown (the observation is the
+    truth where an edit's shape is unknown: ``sed -i``, a script); the others count at file
+    level (:func:`ctxeval.reading.placing.place_view`).
     """
 
     file: str
@@ -50,12 +56,19 @@ class View:
     partial: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.post_edit and self.text is not None:
+        if self.post_edit and self.text is not None and not self.checkable:
             # shown after an edit: the printed lines are not the base file's, nothing to place
             object.__setattr__(self, "text", None)
             object.__setattr__(self, "matches", None)
         if self.text is None or self.partial is None or not any(self.partial):
             object.__setattr__(self, "partial", None)  # one spelling of "no line printed in part"
+
+    @property
+    def checkable(self) -> bool:
+        """A post-edit line view that kept the lines it printed (see above)."""
+        return self.post_edit and self.text is not None and self.start_line is not None \
+            and self.end_line is not None and len(self.text) == 1 \
+            and len(self.text[0]) == self.end_line - self.start_line + 1
 
     @property
     def file_only(self) -> bool:
@@ -93,10 +106,14 @@ class View:
                 raise InputError(f"'{key}' must be an integer or null", path=path, line=line,
                                  field=f"{field_name}.{key}")
         text = obj.get("text")
-        if text is not None and (start is not None or not isinstance(text, list) or not all(
-                isinstance(c, list) and all(isinstance(t, str) for t in c) for c in text)):
+        if text is not None and (not isinstance(text, list) or not all(
+                isinstance(c, list) and all(isinstance(t, str) for t in c) for c in text)
+                or (start is not None and not (
+                    obj.get("post_edit") is True and isinstance(end, int) and len(text) == 1
+                    and len(text[0]) == end - start + 1))):
             raise InputError("'text' must be a list of lists of strings, on a view with "
-                             "'start_line' null", path=path, line=line,
+                             "'start_line' null (or, after an edit, one list: the lines "
+                             "'start_line'-'end_line' printed)", path=path, line=line,
                              field=f"{field_name}.text")
         partial = obj.get("partial")
         if partial is not None and (text is None or not isinstance(partial, list)

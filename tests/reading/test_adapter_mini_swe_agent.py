@@ -508,3 +508,39 @@ def test_contextbench_final_files_match_the_reference() -> None:
         resolved = {f for f in files if any(o == f or o.endswith("/" + f) for o in ours)}
         assert resolved == set(files), pred_file
         assert len(ours) == len(files), pred_file
+
+
+def test_lines_printed_after_an_edit_as_at_the_base_are_base_lines(tmp_path: Path) -> None:
+    """Shaped after marshmallow-code__marshmallow-1343 (steps 68 and 72) and
+    astropy__astropy-12907 (steps 17-25): after an edit whose shape is unknown, a view keeps
+    what it printed; resolved against the file at the base commit, the lines printed as they
+    are there are base lines (the edited line, and what an edit wrote, stay post-edit)."""
+    from ctxeval.evaluation.resolve import TrajectoryResolver
+    from ctxeval.truth.extraction import SymbolExtractor
+    from ctxeval.truth.repo import RepoCache
+
+    base = "import os\n\ndef f(x):\n    y = x + 1\n    return y\n\nRATE = 3\n"
+    repo = tmp_path / "repos" / "t__t@c0ffee"
+    repo.mkdir(parents=True)
+    (repo / "a.py").write_text(base)
+    data = _v2_turns(
+        ("sed -i 's/x + 1/x + 2/' a.py", ""),
+        ("sed -n '3,6p' a.py", "def f(x):\n    y = x + 2\n    return y\n\n"),
+        ("cat -n a.py | sed -n '5,7p'", "     5\t    return y\n     6\t\n     7\tRATE = 3\n"),
+        ("grep -n RATE a.py", "7:RATE = 3\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    t = read(path)
+    a = "/testbed/a.py"
+    assert [vt(s.views) for s in t.steps] == [
+        [], [(a, 3, 6, "post_edit")], [(a, 5, 7, "post_edit")], [(a, 7, 7, "post_edit")]]
+    assert t.steps[1].views[0].text == (("def f(x):", "    y = x + 2", "    return y", ""),)
+    snap = RepoCache(tmp_path / "repos").open(instance_id="t__t-4", repo="t/t", commit="c0ffee")
+    res, _ = TrajectoryResolver(snap, SymbolExtractor(cache_dir=tmp_path / "c")).resolve(t)
+    lines = [sorted((v.start_line, v.end_line, v.post_edit) for v in s.views) for s in res.steps]
+    assert lines == [[], [(3, 3, False), (3, 6, True), (5, 6, False)],
+                     [(5, 7, False)], [(7, 7, False)]]
+    # a view of a file nobody edited keeps no text (rows as before)
+    data = _v2_turns(("sed -n '3,4p' a.py", "def f(x):\n    y = x + 1\n"))
+    path.write_text(json.dumps(data))
+    assert read(path).steps[0].views == [View(a, 3, 4)]

@@ -343,7 +343,8 @@ class Preparer(PreparerBase):
             for pv in placed:
                 if pv.file_only:
                     files.append(fid)
-                    notes.unplaced_lines += sum(len(c) for c in pv.text or ())
+                    if not pv.checkable:  # a post-edit view's lines, unchecked
+                        notes.unplaced_lines += sum(len(c) for c in pv.text or ())
                 else:
                     lines.append(_line_tuple(fid, pv))
         out = {"lines": lines, "files": files, "symbols": symbols}

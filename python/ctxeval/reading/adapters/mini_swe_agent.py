@@ -278,10 +278,14 @@ def _shell_step(index: int, command: str, observation: str, cwd: str | None,
     submitted = SUBMIT in command and not _RC_RE.search(observation)
     reading = read_shell(command, "" if submitted else output, cwd=cwd,
                          returncode=-1 if submitted else rc, truncated=cut,
-                         scripts=edited.scripts)
+                         scripts=edited.scripts, printed=True)
     if not submitted:
+        # a view of a file changed before: post-edit, its printed lines kept to be checked
+        # against the base file (those still as at the base are base lines); other line
+        # views need no text
         step.views = [replace(v, post_edit=True) if v.file in edited.files and not v.post_edit
-                      else v for v in reading.views]
+                      else v if v.post_edit or v.start_line is None else replace(v, text=None)
+                      for v in reading.views]
     step.edits = reading.edits
     edited.after(command, reading.edits, cwd)
     return step
