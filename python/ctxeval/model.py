@@ -151,10 +151,11 @@ class SymbolRef:
     the mark of what an identify step adds (``moatless_spans.expansion.IMPORT_SPANS``,
     ``<imports>#N`` for a later round), ``budget`` is the context's token cap instead.
     ``comments``: Moatless rendered the file's spans with their comments and docstrings (the
-    0.0.1 coding prompts that show code to be changed), not without them. ``replaced``: line
-    runs of the file at the base commit that earlier edits of the run replaced: the spans were
-    rendered from the edited file, whose other lines are these base lines, so the replaced
-    ones are not shown (what replaced them is post-edit).
+    0.0.1 coding prompts that show code to be changed), not without them. ``patches``: the
+    diffs the run recorded of its earlier edits of the file, in order: the spans were rendered
+    from the edited file, which is the base file with them applied; its lines that are base
+    lines are mapped back, the others are post-edit. (On one ref of the file's refs of a step;
+    they apply to all of them.)
     """
 
     file: str
@@ -163,7 +164,7 @@ class SymbolRef:
     moatless: str | None = None
     budget: int | None = None
     comments: bool = False
-    replaced: tuple[tuple[int, int], ...] = ()
+    patches: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.file, "name": self.name}
@@ -175,8 +176,8 @@ class SymbolRef:
                 out["budget"] = self.budget
             if self.comments:
                 out["comments"] = True
-            if self.replaced:
-                out["replaced"] = [list(r) for r in self.replaced]
+            if self.patches:
+                out["patches"] = list(self.patches)
         return out
 
     @classmethod
@@ -190,12 +191,11 @@ class SymbolRef:
         budget = obj.get("budget")
         budget = budget if isinstance(budget, int) and not isinstance(budget, bool) \
             and budget > 0 else None
-        replaced = obj.get("replaced") if moatless else None
-        runs = tuple((r[0], r[1]) for r in replaced if isinstance(r, list) and len(r) == 2
-                     and all(isinstance(x, int) and not isinstance(x, bool) for x in r)
-                     and 1 <= r[0] <= r[1]) if isinstance(replaced, list) else ()
+        patches = obj.get("patches") if moatless else None
+        kept = tuple(p for p in patches if isinstance(p, str)) \
+            if isinstance(patches, list) else ()
         return cls(obj["file"], obj["name"], obj.get("signature") is True, moatless, budget,
-                   bool(moatless) and obj.get("comments") is True, runs)
+                   bool(moatless) and obj.get("comments") is True, kept)
 
 
 @dataclass(slots=True)

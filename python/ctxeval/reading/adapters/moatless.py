@@ -128,7 +128,9 @@ def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
       ``Clarification`` (after a ``request_for_change`` of a span too large to edit): the span
       with its comments and the signatures beside it; ``Pending`` (after an applied
       ``search_replace`` or a ``reject``): the file context, without comments, of the files as
-      edited: lines an edit replaced are not shown, what replaced them is post-edit;
+      edited (the refs carry the diffs the run recorded, to be applied to the base file before
+      rendering; the spans an edit made are added, as Moatless adds them; what an edit wrote
+      is post-edit);
     - a result no later call showed (the run stopped there) shows nothing.
     """
     flat: list[tuple[dict[str, Any], Usage | None, int]] = []  # (action, usage, its call)
@@ -149,6 +151,7 @@ def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
     context: list[SymbolRef] = []  # the coding loop's file context: identified spans, marks
     changing: str | None = None  # the file of the last change asked for
     edits = EditTracker()
+    diffs: dict[str, list[str]] = {}  # the recorded diffs of each edited file, in order
     for k, (a, usage, call) in enumerate(flat):
         name = _str(a.get("name")) or "?"
         inp = a.get("input") if isinstance(a.get("input"), dict) else {}
@@ -178,6 +181,12 @@ def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
             if f and out.get("updated") and diff and not out.get("error"):
                 step.edits = [f]
                 edits.record(edits.key(f, None), hunks_from_diff(diff))
+                diffs.setdefault(f, []).append(diff)
+                # the spans the edit made join the context (new_span_ids)
+                made = out.get("new_span_ids") if isinstance(out.get("new_span_ids"), list) \
+                    else []
+                context = _dedup([*context, *(SymbolRef(f, s, moatless="0.0.1")
+                                              for s in made if _str(s))])
         if name == "request_for_change":
             changing = _str(inp.get("file_path"))
         if name not in ("search", "identify") and new is not None:
@@ -186,22 +195,23 @@ def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
                     and _str(inp.get("span_id")):
                 step.views, step.symbols = _rendered(
                     [SymbolRef(f, inp["span_id"], moatless="0.0.1"),
-                     SymbolRef(f, SIGNATURES, moatless="0.0.1")], edits, True)
+                     SymbolRef(f, SIGNATURES, moatless="0.0.1")], diffs, True)
             elif new == _CHANGE and name in ("request_for_change", "specify_lines"):
                 target = f or changing  # specify_lines names no file: the Clarification's
                 lines = _lines_of(after.get("input"), target, None) \
                     if after.get("name") == "search_replace" else None
                 if lines is None and name == "specify_lines":
                     lines = _lines_of(inp, target, None)
-                step.views, step.symbols = _rendered(context, edits, True)
+                step.views, step.symbols = _rendered(context, diffs, True)
                 if target and lines:
                     step.views = _dedup([*edits.views(target, [lines], None), *step.views])
                 elif target and _str(inp.get("span_id")):
-                    more = _rendered([SymbolRef(target, inp["span_id"], moatless="0.0.1")],
-                                     edits, True)[1]
-                    step.symbols = _dedup([*step.symbols, *more])
+                    more = _rendered([*step.symbols,
+                                      SymbolRef(target, inp["span_id"], moatless="0.0.1")],
+                                     diffs, True)[1]
+                    step.symbols = more
             elif new == _PENDING:
-                step.views, step.symbols = _rendered(context, edits, False)
+                step.views, step.symbols = _rendered(context, diffs, False)
         steps.append(step)
     return Trajectory(instance_id="", steps=steps, final_context=_final(declared),
                       final_symbols=_dedup(declared) if declared is not None else None,
@@ -212,23 +222,23 @@ def _out(a: dict[str, Any]) -> dict[str, Any]:
     return a.get("output") if isinstance(a.get("output"), dict) else {}
 
 
-def _rendered(refs: list[SymbolRef], edits: EditTracker, comments: bool
+def _rendered(refs: list[SymbolRef], diffs: dict[str, list[str]], comments: bool
               ) -> tuple[list[View], list[SymbolRef]]:
     """Span refs as a coding prompt renders them from the files as edited so far: with or
-    without comments, the base lines edits replaced left out, each edited file also seen
-    after its edit (post-edit); a file edited in an unknown way is post-edit only."""
+    without comments; the first ref of an edited file carries the file's recorded diffs (the
+    preparer renders the edited file and maps its lines back), and the file is also seen
+    after its edit (post-edit)."""
     views: list[View] = []
     out: list[SymbolRef] = []
-    for r in refs:
-        replaced = edits.replaced(r.file, None)
-        if replaced is None:
-            views.append(View(r.file, None, None, post_edit=True))
-            continue
-        if replaced or edits.edited(edits.key(r.file, None)):
+    for r in _dedup([SymbolRef(r.file, r.name, moatless=r.moatless, budget=r.budget)
+                     for r in refs]):
+        first = r.file in diffs and not any(o.file == r.file for o in out)
+        if first:
             views.append(View(r.file, None, None, post_edit=True))
         out.append(SymbolRef(r.file, r.name, moatless=r.moatless, budget=r.budget,
-                             comments=comments, replaced=tuple(replaced)))
-    return _dedup(views), _dedup(out)
+                             comments=comments,
+                             patches=tuple(diffs[r.file]) if first else ()))
+    return _dedup(views), out
 
 
 # -- v0.0.2 -----------------------------------------------------------------------------------
