@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from functools import cache
 
 
+@cache  # built once: bpe_openai builds its rank tables anew on each get_encoding
 def _encoder() -> Callable[[str], int] | None:
     with warnings.catch_warnings():  # it loads its vocabulary with a deprecated resources call
         warnings.simplefilter("ignore", DeprecationWarning)
