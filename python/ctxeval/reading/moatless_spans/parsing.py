@@ -121,8 +121,12 @@ class _Builder:
         end_byte = _previous_end(first, node) if first is not None else int(node.end_byte)
         content = self.text(int(node.start_byte), end_byte)
         pre = self.text(start_byte, int(node.start_byte))
+        # own text ending in a line break (``x = \\`` before its right side): that last line
+        # is the next block's, Moatless prints only its number there, not its text
+        own = content.count("\n") - (1 if "\n" in content
+                                     and not content.rsplit("\n", 1)[1].strip() else 0)
         block = Block(kind, node.start_point[0] + 1, node.end_point[0] + 1,
-                      node.start_point[0] + 1 + content.count("\n"), pre.count("\n"),
+                      node.start_point[0] + 1 + own, pre.count("\n"),
                       None, parent, tokens=self.count(content))
         if parent is None:
             block.kind = "module"
