@@ -334,8 +334,10 @@ def test_blank_lines_and_repeated_text_prove_nothing() -> None:
     # a blank line alone at its number, a line the edit wrote
     assert _checked(2, [""]) == [(2, 2, True)]
     assert _checked(5, ["    return y + 0"]) == [(5, 5, True)]
-    # text found at more than one place in the base file is not placed
+    # text found at more than one place in the base file is not placed; one line found once
+    # elsewhere may be a line the edit wrote (an indented ``continue``): not placed either
     assert _checked(20, [""]) == [(20, 20, True)]
+    assert _checked(20, ["RATE = 3"]) == [(20, 20, True)]
 
 
 def test_a_checkable_view_round_trips_through_json() -> None:

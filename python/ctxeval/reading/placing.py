@@ -171,10 +171,12 @@ def _place_matches(lines: FileLines, printed: list[str], matches: str
 
 def checked_lines(view: View, lines: FileLines) -> list[View]:
     """A post-edit line view's base lines: each printed line whose text is the base file's
-    line at its number; then, of the other printed lines, each run of consecutive ones that
-    occurs in the base file at exactly one place (lines an edit moved without changing them).
-    Only runs that hold a line that is not blank count (a blank line proves nothing). The view
-    stays, without its text, for the lines left (file level: what the edit wrote)."""
+    line at its number; then, of the other printed lines, each run of two or more consecutive
+    ones that occurs in the base file at exactly one place (lines an edit moved without
+    changing them; one line alone may be a line the edit wrote that happens to be the base
+    file's somewhere, as an indented ``continue`` is). Only runs that hold a line that is not
+    blank count (a blank line proves nothing). The view stays, without its text, for the lines
+    left (file level: what the edit wrote)."""
     assert view.checkable and view.text is not None and view.start_line is not None
     first = view.start_line
     printed = [ln.rstrip() for ln in view.text[0]]
@@ -193,7 +195,7 @@ def checked_lines(view: View, lines: FileLines) -> list[View]:
         match = difflib.SequenceMatcher(None, base, run, autojunk=False)
         for i, j, size in match.get_matching_blocks():
             block = run[j:j + size]
-            if size and any(block) and lines.starts(block) == [i]:
+            if size > 1 and any(block) and lines.starts(block) == [i]:
                 found.extend(range(i + 1, i + size + 1))
     out = [View(view.file, a, b) for a, b in line_runs(found)]
     if len(set(found)) < len(printed):
