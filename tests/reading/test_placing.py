@@ -338,6 +338,10 @@ def test_blank_lines_and_repeated_text_prove_nothing() -> None:
     # elsewhere may be a line the edit wrote (an indented ``continue``): not placed either
     assert _checked(20, [""]) == [(20, 20, True)]
     assert _checked(20, ["RATE = 3"]) == [(20, 20, True)]
+    # a long line found once is that line, moved (a def line, printed by grep -n)
+    base = FileLines(b"import os\n\ndef invoke_processors(tag, data):\n    return data\n")
+    v = View("a.py", 9, 9, post_edit=True, text=(("def invoke_processors(tag, data):",),))
+    assert place_view(v, base) == ([View("a.py", 3, 3)], 0)
 
 
 def test_a_checkable_view_round_trips_through_json() -> None:

@@ -169,14 +169,20 @@ def _place_matches(lines: FileLines, printed: list[str], matches: str
     return out
 
 
+#: The length (indentation aside) from which one printed line found once in the base file is
+#: taken to be that line (``def _invoke_processors(self, ...):`` is, ``continue`` is not).
+DISTINCT = 16
+
+
 def checked_lines(view: View, lines: FileLines) -> list[View]:
     """A post-edit line view's base lines: each printed line whose text is the base file's
-    line at its number; then, of the other printed lines, each run of two or more consecutive
-    ones that occurs in the base file at exactly one place (lines an edit moved without
-    changing them; one line alone may be a line the edit wrote that happens to be the base
-    file's somewhere, as an indented ``continue`` is). Only runs that hold a line that is not
-    blank count (a blank line proves nothing). The view stays, without its text, for the lines
-    left (file level: what the edit wrote)."""
+    line at its number; then, of the other printed lines, each run of consecutive ones that
+    occurs in the base file at exactly one place (lines an edit moved without changing them):
+    two or more lines, or one of at least :data:`DISTINCT` characters besides its indentation
+    (a short line alone may be one the edit wrote that happens to be the base file's
+    somewhere, as an indented ``continue`` is). Only runs that hold a line that is not blank
+    count (a blank line proves nothing). The view stays, without its text, for the lines left
+    (file level: what the edit wrote)."""
     assert view.checkable and view.text is not None and view.start_line is not None
     first = view.start_line
     printed = [ln.rstrip() for ln in view.text[0]]
@@ -195,7 +201,8 @@ def checked_lines(view: View, lines: FileLines) -> list[View]:
         match = difflib.SequenceMatcher(None, base, run, autojunk=False)
         for i, j, size in match.get_matching_blocks():
             block = run[j:j + size]
-            if size > 1 and any(block) and lines.starts(block) == [i]:
+            long_enough = size > 1 or (size == 1 and len(block[0].strip()) >= DISTINCT)
+            if long_enough and any(block) and lines.starts(block) == [i]:
                 found.extend(range(i + 1, i + size + 1))
     out = [View(view.file, a, b) for a, b in line_runs(found)]
     if len(set(found)) < len(printed):
