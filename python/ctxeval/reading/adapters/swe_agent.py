@@ -382,28 +382,6 @@ class EditTracker:
                     base.append(cur)
         return [View(path, s, e) for s, e in ranges_of(base)]
 
-    def replaced(self, path: str, cwd: str | None) -> list[tuple[int, int]] | None:
-        """Line runs of ``path`` at the base commit that its recorded edits replaced or deleted
-        (lines an edit wrote and a later one replaced are not base lines); None when an edit
-        is not known exactly."""
-        st = self.files.get(self.key(path, cwd))
-        if st is None:
-            return []
-        if not st.mappable:
-            return None
-        base: set[int] = set()
-        for i, hunks in enumerate(st.history):
-            for old_start, old_len, _ in hunks:
-                for n in range(old_start, old_start + old_len):
-                    cur: int | None = n
-                    for earlier in reversed(st.history[:i]):
-                        cur = _back(cur, earlier)
-                        if cur is None:
-                            break
-                    if cur is not None:
-                        base.add(cur)
-        return ranges_of(sorted(base))
-
     def adjust(self, views: Iterable[View], cwd: str | None) -> list[View]:
         """Shell views: those of edited files are mapped (bounded ranges) or marked post-edit."""
         out: list[View] = []
