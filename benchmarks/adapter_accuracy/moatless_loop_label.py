@@ -490,8 +490,15 @@ def main(argv: list[str] | None = None) -> int:
             kinds[lab["kind"]] = kinds.get(lab["kind"], 0) + 1
         print(run["id"], kinds, "problems:", out["problems"] or "none")
         labels[run["id"]] = out
-    LABELS.write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n")
+    LABELS.write_text(_dump(labels))
     return 0
+
+
+def _dump(labels: dict) -> str:
+    """One run a line (the labels are long lists of line numbers)."""
+    rows = [f"{json.dumps(k)}: {json.dumps(v, sort_keys=True, separators=(',', ':'))}"
+            for k, v in sorted(labels.items())]
+    return "{\n" + ",\n".join(rows) + "\n}\n"
 
 
 if __name__ == "__main__":
