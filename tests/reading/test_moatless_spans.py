@@ -184,3 +184,18 @@ def test_no_python_or_unknown_span_shows_nothing() -> None:
     table = parse_spans(b"x = 1\n", "0.0.1")
     assert shown_lines(table, {"Nope.nothing": None}) == []
     assert shown_lines(table, {}) == []
+
+
+def test_a_text_over_the_encoders_limit_is_counted_in_pieces(monkeypatch) -> None:
+    """bpe-openai refuses more than 200,000 tokens in one call (a generated module of sympy
+    holds such a block): the count is made in pieces, each cut after a run of line breaks,
+    and equals the one-call count (also where a piece ends inside an indented block)."""
+    import ctxeval.reading.moatless_spans.tokens as tokens
+
+    if not has_tokenizer():
+        pytest.skip("bpe-openai is not installed")
+    text = (CASES / "billing.py").read_text() * 30
+    whole = tokens._count(text)
+    monkeypatch.setattr(tokens, "_PIECE", 700)  # many pieces
+    assert tokens._count(text) == whole
+    assert tokens._cut(text, 700) <= 700 and text[tokens._cut(text, 700) - 1] == "\n"

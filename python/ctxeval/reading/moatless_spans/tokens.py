@@ -16,7 +16,37 @@ def _encoder() -> Callable[[str], int] | None:
         except ImportError:
             return None
         enc = bpe_openai.get_encoding("cl100k_base")
-    return lambda s: len(enc.encode(s, allowed_special="all"))
+
+    def count(s: str) -> int:
+        # bpe_openai refuses a text of more than 200,000 tokens (a generated module of
+        # sympy's holds one such block): counted in pieces, each cut after a run of line
+        # breaks, where cl100k's pre-tokenizer always ends a token
+        if len(s) <= _PIECE:
+            return len(enc.encode(s, allowed_special="all"))
+        total, start = 0, 0
+        while start < len(s):
+            cut = len(s) if len(s) - start <= _PIECE else _cut(s, start + _PIECE)
+            if cut <= start:
+                cut = min(len(s), start + _PIECE)
+            total += len(enc.encode(s[start:cut], allowed_special="all"))
+            start = cut
+        return total
+
+    return count
+
+
+#: The longest text counted in one call (characters; well under 200,000 tokens).
+_PIECE = 100_000
+
+
+def _cut(s: str, limit: int) -> int:
+    """The last position before ``limit`` that follows a line break and is not one (0 when
+    there is none): there a token of cl100k always ends (a run of line breaks is one token,
+    the text after it starts a new one)."""
+    k = s.rfind("\n", 0, limit)
+    while k > 0 and (k + 1 >= len(s) or s[k + 1] in "\r\n"):
+        k = s.rfind("\n", 0, k)
+    return k + 1 if k > 0 else 0
 
 
 def has_tokenizer() -> bool:
