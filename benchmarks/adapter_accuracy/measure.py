@@ -21,6 +21,11 @@ What is compared, per annotated step (see docs/adapter-accuracy.md):
 - symbols: (step, file, name) triples for adapters that emit definitions by name.
 
 Figures are printed with and without the steps the annotations mark ambiguous.
+
+``--checkouts DIR`` (``DIR/<instance id>/`` a checkout of each trajectory's repository at its
+base commit, as ``placing.py`` uses): a post-edit view that kept the lines it printed
+(``View.checkable``: mini-swe-agent, after an edit whose shape is unknown) is checked against
+the file there, as the evaluator does; without it such a view counts at file level only.
 """
 
 from __future__ import annotations
@@ -35,8 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.errors import CtxevalError
-from ctxeval.model import Step, Trajectory
+from ctxeval.model import Step, Trajectory, View
 from ctxeval.reading import adapters
+from ctxeval.reading.placing import FileLines, place_view
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_ANNOTATIONS = HERE / "annotations.json"
@@ -246,8 +252,23 @@ HEADER = (f"{'trajectory':<50} {'format':<15} {'steps':>9} {'ann':>5} "
           f"{'line P':>7} {'line R':>7} {'file P':>7} {'file R':>7} {'sym P':>7} {'sym R':>7}")
 
 
-def measure(directory: Path, annotations: dict[str, Any], skip_ambiguous: bool
-            ) -> tuple[list[Result], list[str]]:
+def checked(traj: Trajectory, checkout: Path, prefixes: list[str]) -> Trajectory:
+    """``traj`` with its checkable post-edit views checked against the files of ``checkout``
+    (the base commit's), as the evaluator checks them."""
+    for step in traj.steps:
+        views: list[View] = []
+        for v in step.views:
+            path = checkout / normalize(v.file, prefixes)
+            if v.checkable and path.is_file():
+                views.extend(place_view(v, FileLines(path.read_bytes()))[0])
+            else:
+                views.append(v)
+        step.views = views
+    return traj
+
+
+def measure(directory: Path, annotations: dict[str, Any], skip_ambiguous: bool,
+            checkouts: Path | None = None) -> tuple[list[Result], list[str]]:
     """Compare every available trajectory; return the results and the skip notes."""
     results: list[Result] = []
     skipped: list[str] = []
@@ -266,6 +287,9 @@ def measure(directory: Path, annotations: dict[str, Any], skip_ambiguous: bool
         except CtxevalError as exc:
             skipped.append(f"{entry['id']}: ctxeval could not read it: {exc}")
             continue
+        checkout = checkouts / entry["id"].split("/", 1)[-1] if checkouts else None
+        if checkout is not None and checkout.is_dir():
+            traj = checked(traj, checkout, list(entry.get("path_prefixes", [])))
         res = compare(entry, traj, skip_ambiguous)
         if fmt != entry["format"]:
             res.diffs.insert(0, f"detected format {fmt!r}, annotated {entry['format']!r}")
@@ -327,12 +351,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--annotations", type=Path, default=DEFAULT_ANNOTATIONS)
     ap.add_argument("--details", action="store_true", help="list every disagreeing step")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    ap.add_argument("--checkouts", type=Path,
+                    help="checkouts at the base commits, DIR/<instance id>/ (see above)")
     args = ap.parse_args(argv)
     annotations = json.loads(args.annotations.read_text())
     out: dict[str, Any] = {}
     for skip_ambiguous, title in ((False, "all annotated steps"),
                                   (True, "without ambiguous steps")):
-        results, skipped = measure(args.directory, annotations, skip_ambiguous)
+        results, skipped = measure(args.directory, annotations, skip_ambiguous,
+                                   args.checkouts)
         out[title] = report(results, skipped, title, args.details and not skip_ambiguous)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")

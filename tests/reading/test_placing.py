@@ -289,3 +289,67 @@ def test_evaluate_places_printed_lines_under_strict_only(tmp_path) -> None:
     assert rows["strict"]["unplaced_lines"] == 1  # the lone blank line of step 1
     line = rows["contextbench"]["final"]["line"]
     assert (line["intersection"], line["gold_size"], line["pred_size"]) == (0, 5, 3)
+
+
+# --- post-edit line views that kept what they printed ---------------------------------------
+
+BASE = FileLines("\n".join([
+    "import os",            # 1
+    "",                     # 2
+    "def f(x):",            # 3
+    "    y = x + 1",        # 4
+    "    return y",         # 5
+    "",                     # 6
+    "def g(x):",            # 7
+    "    return f(x) * 2",  # 8
+    "",                     # 9
+    "RATE = 3",             # 10
+]).encode())
+
+
+def _checked(start: int, printed: list[str]) -> list[tuple]:
+    v = View("a.py", start, start + len(printed) - 1, post_edit=True, text=(tuple(printed),))
+    assert v.checkable
+    out, missing = place_view(v, BASE)
+    assert missing == 0
+    return [(w.start_line, w.end_line, w.post_edit) for w in out]
+
+
+def test_a_post_edit_line_printed_as_at_the_base_is_that_base_line() -> None:
+    # sed -i 's/+ 1/+ 2/' then sed -n '3,6p': line 4 was changed, 3, 5 and 6 were not
+    assert _checked(3, ["def f(x):", "    y = x + 2", "    return y", ""]) == [
+        (3, 3, False), (5, 6, False), (3, 6, True)]
+    # nothing changed where it was printed: all base lines, no post-edit rest
+    assert _checked(7, ["def g(x):", "    return f(x) * 2"]) == [(7, 8, False)]
+
+
+def test_lines_an_edit_moved_are_found_where_they_were() -> None:
+    # two lines inserted above: what was printed as 9-12 is base 7-10, shifted (the k-th
+    # printed line is not the base file's line at its number, but the run is there once)
+    assert _checked(9, ["def g(x):", "    return f(x) * 2", "", "RATE = 3"]) == [
+        (7, 10, False)]
+
+
+def test_blank_lines_and_repeated_text_prove_nothing() -> None:
+    # a blank line alone at its number, a line the edit wrote
+    assert _checked(2, [""]) == [(2, 2, True)]
+    assert _checked(5, ["    return y + 0"]) == [(5, 5, True)]
+    # text found at more than one place in the base file is not placed; one line found once
+    # elsewhere may be a line the edit wrote (an indented ``continue``): not placed either
+    assert _checked(20, [""]) == [(20, 20, True)]
+    assert _checked(20, ["RATE = 3"]) == [(20, 20, True)]
+    # a long line found once is that line, moved (a def line, printed by grep -n)
+    base = FileLines(b"import os\n\ndef invoke_processors(tag, data):\n    return data\n")
+    v = View("a.py", 9, 9, post_edit=True, text=(("def invoke_processors(tag, data):",),))
+    assert place_view(v, base) == ([View("a.py", 3, 3)], 0)
+
+
+def test_a_checkable_view_round_trips_through_json() -> None:
+    v = View("a.py", 3, 4, post_edit=True, text=(("def f(x):", "    y = 1"),))
+    assert View.from_json(v.to_json()) == v and v.checkable
+    # a post-edit text view (no numbers) still drops its text; a checkable view's text must
+    # be one list of exactly its lines
+    assert View("a.py", None, None, post_edit=True, text=(("x",),)).text is None
+    with pytest.raises(InputError):
+        View.from_json({"file": "a.py", "start_line": 3, "end_line": 5, "post_edit": True,
+                        "text": [["only one"]]})

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..model import Step, SymbolRef, Trajectory, View
-from ..reading.moatless_spans import mark_round
+from ..reading.moatless_spans.expansion import is_mark
 from ..reading.placing import file_lines, place_view
 from ..truth.extraction import SymbolExtractor
 from ..truth.repo import RepoSnapshot
@@ -108,7 +108,7 @@ class TrajectoryResolver:
             res.unresolved_symbols.extend(f"{path}:{n}" for n in shown.unknown)
             refs = [r for r in refs if r not in group]
         for ref in refs:
-            if mark_round(ref.name) is not None:
+            if is_mark(ref.name):
                 continue
             path, defs = resolve_symbol(self.snap, self.symbols, ref, self.preset)
             if path is None:

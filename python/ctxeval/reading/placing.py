@@ -27,6 +27,7 @@ file lines that end (or start) with the part printed, and is placed with its chu
 
 from __future__ import annotations
 
+import difflib
 from bisect import bisect_left, bisect_right
 from collections.abc import MutableMapping, Sequence
 from dataclasses import replace
@@ -168,13 +169,57 @@ def _place_matches(lines: FileLines, printed: list[str], matches: str
     return out
 
 
+#: The length (indentation aside) from which one printed line found once in the base file is
+#: taken to be that line (``def _invoke_processors(self, ...):`` is, ``continue`` is not).
+DISTINCT = 16
+
+
+def checked_lines(view: View, lines: FileLines) -> list[View]:
+    """A post-edit line view's base lines: each printed line whose text is the base file's
+    line at its number; then, of the other printed lines, each run of consecutive ones that
+    occurs in the base file at exactly one place (lines an edit moved without changing them):
+    two or more lines, or one of at least :data:`DISTINCT` characters besides its indentation
+    (a short line alone may be one the edit wrote that happens to be the base file's
+    somewhere, as an indented ``continue`` is). Only runs that hold a line that is not blank
+    count (a blank line proves nothing). The view stays, without its text, for the lines left
+    (file level: what the edit wrote)."""
+    assert view.checkable and view.text is not None and view.start_line is not None
+    first = view.start_line
+    printed = [ln.rstrip() for ln in view.text[0]]
+    base = lines.lines
+    # 1-based: the k-th printed line was printed for line first + k
+    same = [first + k for k, ln in enumerate(printed)
+            if 0 <= first + k - 1 < len(base) and base[first + k - 1] == ln]
+    found: list[int] = []
+    for a, b in line_runs(same):
+        if any(printed[n - first] for n in range(a, b + 1)):
+            found.extend(range(a, b + 1))
+    done = set(found)
+    rest = [first + k for k in range(len(printed)) if first + k not in done]
+    for a, b in line_runs(rest):
+        run = printed[a - first:b - first + 1]
+        match = difflib.SequenceMatcher(None, base, run, autojunk=False)
+        for i, j, size in match.get_matching_blocks():
+            block = run[j:j + size]
+            long_enough = size > 1 or (size == 1 and len(block[0].strip()) >= DISTINCT)
+            if long_enough and any(block) and lines.starts(block) == [i]:
+                found.extend(range(i + 1, i + size + 1))
+    out = [View(view.file, a, b) for a, b in line_runs(found)]
+    if len(set(found)) < len(printed):
+        out.append(replace(view, text=None))
+    return out
+
+
 def place_view(view: View, lines: FileLines) -> tuple[list[View], int]:
     """Line views for the placed chunks of a text view, and how many chunks stayed unplaced.
 
     The unplaced chunks stay on a file-level view, as evidence another reading may still place.
     A view without text (a line view, or one shown after an edit: see ``View``) is returned as
-    it is.
+    it is. A post-edit line view that kept its printed lines (``View.checkable``) is checked
+    line by line instead (:func:`checked_lines`).
     """
+    if view.checkable:
+        return checked_lines(view, lines), 0
     if view.text is None or view.start_line is not None:
         return [view], 0
     spans = place(lines, view.text, view.matches, view.partial)

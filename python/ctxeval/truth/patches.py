@@ -417,3 +417,67 @@ def _cb_removed_runs(lines: list[str], j: int, old_line: int) -> Iterator[tuple[
         j += 1
     if start is not None:
         yield start, old_line - 1
+
+
+# --- a recorded diff applied to a file ---------------------------------------------------------
+
+def apply_diff(lines: list[str], diff: str) -> tuple[list[str], list[int | None]] | None:
+    """``lines`` (a file's, without line ends) with a one-file unified ``diff`` applied, and for
+    each line of the result the 1-based line of ``lines`` it is (None for a line the diff
+    added). Hunks are read by their ``@@`` counts; None when the diff does not apply (its
+    context or removed lines are not the file's, or it cannot be read).
+
+    Agents that record the diff of each edit they made (Moatless 0.0.1's ``search_replace``)
+    let a reader rebuild the file as the agent saw it after the edit, and say which of its
+    lines are still base lines."""
+    rows = diff.split("\n")
+    out: list[str] = []
+    back: list[int | None] = []
+    pos = 0  # 0-based: lines[:pos] are copied
+    i = 0
+    while i < len(rows):
+        m = _HUNK_RE.match(rows[i].rstrip("\r"))
+        if not m:
+            i += 1
+            continue
+        old_start = int(m.group(1))
+        old_left = 1 if m.group(2) is None else int(m.group(2))
+        new_left = 1 if m.group(4) is None else int(m.group(4))
+        first = old_start if old_left == 0 else old_start - 1  # 0-based first old line
+        if first < pos or first > len(lines):
+            return None
+        out.extend(lines[pos:first])
+        back.extend(range(pos + 1, first + 1))
+        pos = first
+        i += 1
+        while old_left > 0 or new_left > 0:
+            if i >= len(rows):
+                return None
+            row = rows[i].rstrip("\r")
+            tag, text = row[:1], row[1:]
+            if tag in (" ", ""):
+                if pos >= len(lines) or lines[pos].rstrip() != text.rstrip() \
+                        or old_left == 0 or new_left == 0:
+                    return None
+                out.append(lines[pos])
+                back.append(pos + 1)
+                pos += 1
+                old_left -= 1
+                new_left -= 1
+            elif tag == "-":
+                if pos >= len(lines) or lines[pos].rstrip() != text.rstrip() or old_left == 0:
+                    return None
+                pos += 1
+                old_left -= 1
+            elif tag == "+":
+                if new_left == 0:
+                    return None
+                out.append(text)
+                back.append(None)
+                new_left -= 1
+            elif tag != "\\":
+                return None
+            i += 1
+    out.extend(lines[pos:])
+    back.extend(range(pos + 1, len(lines) + 1))
+    return out, back

@@ -15,22 +15,25 @@ from typing import Any, Literal
 
 from ... import _core
 from ...errors import PatchError
+from ...linesets import line_runs
 from ...model import GoldInstance, SymbolRef, Trajectory, View
 from ...paths import normalise_path
-from ...reading.moatless_spans import (
+from ...reading.moatless_spans.blocks import SpanTable
+from ...reading.moatless_spans.expansion import (
     RELATED_SPANS_CAP,
+    SIGNATURES,
     Expansion,
-    SpanTable,
     expand_identified,
+    is_mark,
     mark_round,
-    parse_spans,
-    shown_lines,
 )
+from ...reading.moatless_spans.parsing import parse_spans
+from ...reading.moatless_spans.rendering import shown_lines
 from ...reading.placing import file_lines, place_view
 from ...truth.extraction import SymbolExtractor
 from ...truth.gold.swebench import location_views
 from ...truth.locations import placed_locations
-from ...truth.patches import EditLocations, edit_locations
+from ...truth.patches import EditLocations, apply_diff, edit_locations
 from ...truth.repo import RepoSnapshot
 from ...truth.symbols import Definition, resolve_name
 
@@ -143,16 +146,44 @@ def _moatless_table(snap: RepoSnapshot, cache: LruCache | dict, path: str,
     return table
 
 
+def _moatless_edited(snap: RepoSnapshot, cache: LruCache | dict, path: str, version: str,
+                     patches: tuple[str, ...]) -> tuple[SpanTable, list[int | None]] | None:
+    """The spans of ``path`` with ``patches`` applied in order, and for each of its lines the
+    base line it is (None: written by an edit); None when a patch does not apply."""
+    key = ("moatless-edited", snap.blob_id(path) or f"path:{path}", version, patches)
+    found = cache.get(key)
+    if found is None:
+        data = snap.read(path)
+        if data is None:
+            return None
+        lines = data.decode("utf-8", errors="replace").split("\n")
+        back: list[int | None] = list(range(1, len(lines) + 1))
+        for patch in patches:
+            applied = apply_diff(lines, patch)
+            if applied is None:
+                cache[key] = False
+                return None
+            lines, step = applied
+            back = [back[n - 1] if n is not None else None for n in step]
+        found = cache[key] = (parse_spans("\n".join(lines).encode(), version), back)
+    return found or None
+
+
 def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
                         groups: dict[str, list[SymbolRef]]) -> dict[str, MoatlessShown]:
     """Moatless's rendering of one step's span ids (``groups``: per file, in the order the
     step names the files) in the files at the snapshot's commit. Files marked with
-    ``moatless_spans.IMPORT_SPANS`` (an identify step) show what Moatless added to them,
+    ``moatless_spans.expansion.IMPORT_SPANS`` (an identify step) show what Moatless added to them,
     expanded over all those files together (the token cap is on the whole context); marks
     of later rounds (``<imports>#1``: a 0.0.2 identify after an earlier one, whose spans
     its step lists first) expand the same context again, with that round's spans added.
     Files that are not Python or cannot be read are left out (Moatless 0.0.x cut only
-    Python; their refs then resolve by name)."""
+    Python; their refs then resolve by name). A file whose refs say ``comments`` is rendered
+    with its comments; :data:`SIGNATURES` adds the signatures beside a span that starts a
+    class (one token each). A file whose refs carry ``patches`` (the run's recorded diffs of
+    its earlier edits) is rendered as edited, the base file with them applied, and its printed
+    lines that are base lines are mapped back (the others are post-edit); a diff that does not
+    apply leaves the base file rendered."""
     tables: dict[str, SpanTable] = {}
     for path, refs in groups.items():
         if refs and (t := _moatless_table(snap, cache, path, refs[0].moatless or "0.0.1")):
@@ -165,7 +196,8 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
         for r in groups[path]:
             n = mark_round(r.name)
             if n is None:
-                pending.append(r.name)
+                if r.name != SIGNATURES:
+                    pending.append(r.name)
                 continue
             rounds.setdefault(path, {})[n] = pending
             pending = []
@@ -185,13 +217,24 @@ def moatless_step_shown(snap: RepoSnapshot, cache: LruCache | dict,
         refs = groups[path]
         selected: dict[str, int | None] = {s: None for s in added.get(path, [])}
         for r in refs:
-            if mark_round(r.name) is None:
+            if not is_mark(r.name):
                 selected[r.name] = r.budget if selected.get(r.name, 0) is not None else None
-        names = [n for r in refs if (n := table.definition_name(r.name))]
-        unknown = [r.name for r in refs
-                   if mark_round(r.name) is None and r.name not in table.spans]
-        out[path] = MoatlessShown(shown_lines(table, selected), list(dict.fromkeys(names)),
-                                  unknown)
+        if any(r.name == SIGNATURES for r in refs):
+            for sid in [s for s in selected]:
+                for other in table.class_signature_spans(sid):
+                    selected.setdefault(other, 1)
+        patches = next((r.patches for r in refs if r.patches), ())
+        edited = _moatless_edited(snap, cache, path, table.version, patches) if patches \
+            else None
+        shown = edited[0] if edited is not None else table
+        names = [n for r in refs if (n := shown.definition_name(r.name))]
+        unknown = [r.name for r in refs if not is_mark(r.name) and r.name not in shown.spans]
+        lines = shown_lines(shown, selected, exclude_comments=not any(r.comments for r in refs))
+        if edited is not None:  # the edited file's lines, mapped back to the base file's
+            back = edited[1]
+            lines = line_runs(b for a, z in lines for n in range(a, z + 1)
+                              if n <= len(back) and (b := back[n - 1]) is not None)
+        out[path] = MoatlessShown(lines, list(dict.fromkeys(names)), unknown)
     return out
 
 
@@ -339,7 +382,8 @@ class Preparer(PreparerBase):
             for pv in placed:
                 if pv.file_only:
                     files.append(fid)
-                    notes.unplaced_lines += sum(len(c) for c in pv.text or ())
+                    if not pv.checkable:  # a post-edit view's lines, unchecked
+                        notes.unplaced_lines += sum(len(c) for c in pv.text or ())
                 else:
                     lines.append(_line_tuple(fid, pv))
         out = {"lines": lines, "files": files, "symbols": symbols}
@@ -367,7 +411,7 @@ class Preparer(PreparerBase):
         fid = table.id(path)
         if shown is None:
             for r in refs:
-                if mark_round(r.name) is None:
+                if not is_mark(r.name):
                     table.symbol_refs.append((out, fid, [r.name], r.signature))
             return
         out["files"].append(fid)

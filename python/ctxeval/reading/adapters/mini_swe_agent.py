@@ -26,6 +26,7 @@ Under ``strict`` the last ``<PATCH_CONTEXT>`` block an assistant wrote is the de
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shlex
 from dataclasses import replace
@@ -208,8 +209,11 @@ class _Edits:
     """Files changed so far, whose later views are in edited coordinates.
 
     The shape of a ``sed -i`` or heredoc edit is unknown, so those views are ``post_edit``
-    (file-level credit) until git puts the file back: ``git checkout``/``git restore`` of it,
-    ``git checkout .``, ``git reset --hard``, or ``git stash`` (undone by ``git stash pop``).
+    (file-level credit) until the file is put back as it was at the base commit: by git
+    (``git checkout``/``git restore`` of it, from the index or ``HEAD``; ``git checkout .``,
+    ``git reset --hard``, ``git stash``, undone by ``git stash pop``), or by copying back a
+    backup taken before it was changed (``cp f f.backup`` ... ``cp f.backup f``, or ``mv``).
+    A ``git checkout <revision> -- f`` of another revision changes ``f``.
     """
 
     def __init__(self) -> None:
@@ -217,25 +221,70 @@ class _Edits:
         self.stash: list[set[str]] = []
         #: Script files the agent wrote (see ``read_shell``'s ``scripts``).
         self.scripts: dict[str, str] = {}
+        #: backup path -> the file it is a copy of, taken while that file was unchanged
+        self.copies: dict[str, str] = {}
 
     def after(self, command: str, edits: list[str], cwd: str | None) -> None:
-        self.files.update(edits)
+        files = set(self.files)
+        undone: set[str] = set()  # changed by this command, but back at base at its end
         for argv in split_commands(command):
             words = [a for a in argv if not a.startswith("-")]
-            if len(words) < 2 or words[0] != "git":
+            if not words:
+                continue
+            name = posixpath.basename(words[0])
+            if name in ("cp", "mv") and len(words) == 3:
+                src, dst = _path(cwd, words[1]), _path(cwd, words[2])
+                # what src holds: a file as at the base commit (its own, or a backup's)
+                origin = self.copies.get(src) or (src if src not in files else None)
+                if origin == dst:
+                    files.discard(dst)  # the backup copied back: the file as at the base
+                    undone.add(dst)
+                else:
+                    files.add(dst)
+                    undone.discard(dst)
+                self.copies.pop(dst, None)
+                if origin is not None and origin != dst:
+                    self.copies[dst] = origin
+                if name == "mv":
+                    files.add(src)
+                    self.copies.pop(src, None)
+                continue
+            changed = read_shell(shlex.join(argv), "", cwd=cwd).edits
+            files.update(changed)
+            undone.difference_update(changed)
+            for e in changed:
+                self.copies.pop(e, None)
+            if len(words) < 2 or name != "git":
                 continue
             sub, rest = words[1], words[2:]
             everything = (sub in ("checkout", "restore") and "." in rest) \
                 or (sub == "reset" and "--hard" in argv)
             if everything:
-                self.files.clear()
+                undone |= files | set(edits)
+                files.clear()
             elif sub in ("checkout", "restore"):
-                self.files.difference_update(read_shell(shlex.join(argv), "", cwd=cwd).edits)
+                head = argv[argv.index("--") + 1:] if "--" in argv else []
+                revision = [w for w in words[2:] if w not in head] if "--" in argv else []
+                if any(r != "HEAD" for r in revision):
+                    continue  # another revision's content: changed, not put back
+                files.difference_update(changed)
+                undone.update(changed)
             elif sub == "stash" and (not rest or rest[0] in ("push", "save")):
-                self.stash.append(set(self.files))
-                self.files.clear()
+                self.stash.append(set(files))
+                undone |= files | set(edits)
+                files.clear()
             elif sub == "stash" and rest[0] in ("pop", "apply") and self.stash:
-                self.files |= self.stash.pop() if rest[0] == "pop" else self.stash[-1]
+                back = self.stash.pop() if rest[0] == "pop" else self.stash[-1]
+                files |= back
+                undone -= back
+        self.files = files | (set(edits) - undone)
+
+
+def _path(cwd: str | None, path: str) -> str:
+    """A path as the shell reader names it (joined with the working directory)."""
+    if not path or cwd is None or path.startswith("/"):
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
 
 
 def _shell_step(index: int, command: str, observation: str, cwd: str | None,
@@ -248,10 +297,14 @@ def _shell_step(index: int, command: str, observation: str, cwd: str | None,
     submitted = SUBMIT in command and not _RC_RE.search(observation)
     reading = read_shell(command, "" if submitted else output, cwd=cwd,
                          returncode=-1 if submitted else rc, truncated=cut,
-                         scripts=edited.scripts)
+                         scripts=edited.scripts, printed=True)
     if not submitted:
+        # a view of a file changed before: post-edit, its printed lines kept to be checked
+        # against the base file (those still as at the base are base lines); other line
+        # views need no text
         step.views = [replace(v, post_edit=True) if v.file in edited.files and not v.post_edit
-                      else v for v in reading.views]
+                      else v if v.post_edit or v.start_line is None else replace(v, text=None)
+                      for v in reading.views]
     step.edits = reading.edits
     edited.after(command, reading.edits, cwd)
     return step

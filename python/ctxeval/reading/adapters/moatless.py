@@ -19,9 +19,9 @@ Span ids stay :class:`SymbolRef`. In v0.0.x they are marked as Moatless spans of
 Moatless's rendering of them, which :mod:`ctxeval.reading.moatless_spans` re-derives from the
 file at the base commit (class headers above methods, comments and docstrings dropped, budgets
 applied). An identify step shows what the next prompt shows: the identified spans and the spans
-Moatless adds to them (marked ``moatless_spans.IMPORT_SPANS``); in 0.0.2 the file context is
-shared, so a later IdentifyCode shows the earlier ones' spans as well, all expanded again. The
-declared context is the union of ``identify`` spans (v0.0.x) or the last node's
+Moatless adds to them (marked ``moatless_spans.expansion.IMPORT_SPANS``); in 0.0.2 the file
+context is shared, so a later IdentifyCode shows the earlier ones' spans as well, all expanded
+again. The declared context is the union of ``identify`` spans (v0.0.x) or the last node's
 ``file_context`` (v0.4, whose span ids are read as names).
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...linesets import line_runs
 from ...model import Step, SymbolRef, Trajectory, Usage, View
-from ..moatless_spans import expansion_mark
+from ..moatless_spans.expansion import SIGNATURES, expansion_mark
 from . import ReadOptions
 from .swe_agent import CATN_HEADER, EditTracker, hunks_from_diff
 
@@ -107,48 +107,138 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
 
 # -- v0.0.1 -----------------------------------------------------------------------------------
 
+#: The coding loop's states (the recorded step names): the prompt of a new state shows the
+#: loop's file context again, for the action that brought the loop there.
+_PENDING, _CHANGE, _CLARIFY = "CodeLoop_Pending", "CodeLoop_CodeChange", "CodeLoop_Clarification"
+
+
 def _read_v1(data: dict[str, Any], path: Path) -> Trajectory:
-    flat: list[tuple[dict[str, Any], Usage | None]] = []
+    """Every recorded step is one call of the model, named for the loop's state at that call
+    (``SearchLoop_Searching``, ``CodeLoop_Pending``, ``CodeLoop_CodeChange``,
+    ``CodeLoop_Clarification``); its actions are ctxeval's steps. What a call's prompt shows
+    belongs to the action that led to it:
+
+    - a ``search``: its result, in the next search prompt (spans within their recorded
+      budgets; a span a later search of the same call found again is shown with that one);
+    - an ``identify``: the coding loop's first prompt, its file context (the identified spans
+      and what Moatless adds to them), without comments;
+    - a coding action whose next call is in a new state: that state's prompt. ``CodeChange``
+      (after ``request_for_change`` or ``specify_lines``): the file context with its comments,
+      and the ``<search>`` block (the lines the following ``search_replace`` names);
+      ``Clarification`` (after a ``request_for_change`` of a span too large to edit): the span
+      with its comments and the signatures beside it; ``Pending`` (after an applied
+      ``search_replace`` or a ``reject``): the file context, without comments, of the files as
+      edited (the refs carry the diffs the run recorded, to be applied to the base file before
+      rendering; the spans an edit made are added, as Moatless adds them; what an edit wrote
+      is post-edit);
+    - a result no later call showed (the run stopped there) shows nothing.
+    """
+    flat: list[tuple[dict[str, Any], Usage | None, int]] = []  # (action, usage, its call)
+    states: list[str] = []
     for i, st in enumerate(data["steps"]):
         st = _obj(st, path, f"steps[{i}]")
+        states.append(_str(st.get("name")) or "")
         actions = st.get("actions") or []
         if not isinstance(actions, list):
             raise AdapterError("'actions' must be a list", path=str(path),
                                field=f"steps[{i}].actions")
         cost = Usage.from_json({"cost": st.get("completion_cost")})
         for j, a in enumerate(actions):
-            flat.append((_obj(a, path, f"steps[{i}].actions[{j}]"), cost if j == 0 else None))
+            flat.append((_obj(a, path, f"steps[{i}].actions[{j}]"), cost if j == 0 else None, i))
 
     steps: list[Step] = []
     declared: list[SymbolRef] | None = None
-    for k, (a, usage) in enumerate(flat):
+    context: list[SymbolRef] = []  # the coding loop's file context: identified spans, marks
+    changing: str | None = None  # the file of the last change asked for
+    edits = EditTracker()
+    diffs: dict[str, list[str]] = {}  # the recorded diffs of each edited file, in order
+    for k, (a, usage, call) in enumerate(flat):
         name = _str(a.get("name")) or "?"
         inp = a.get("input") if isinstance(a.get("input"), dict) else {}
         out = a.get("output") if isinstance(a.get("output"), dict) else {}
         step = Step(index=k, tool=name, action=_action(name, inp), usage=usage)
+        nxt = states[call + 1] if call + 1 < len(states) else None
+        last = k + 1 == len(flat) or flat[k + 1][2] != call
+        # the state of the next call, when this action brought the loop to a new one
+        new = nxt if last and nxt is not None and nxt != states[call] else None
+        after = flat[k + 1][0] if k + 1 < len(flat) else {}
         if name == "search":
-            step.symbols = _spans(out.get("file_context"), "spans", "0.0.1")
+            if nxt is not None and nxt.startswith("SearchLoop"):
+                later = {(r.file, r.name) for b, _, c in flat[k + 1:]
+                         if c == call and b.get("name") == "search"
+                         for r in _spans(_out(b).get("file_context"), "spans", "0.0.1")}
+                step.symbols = [r for r in _spans(out.get("file_context"), "spans", "0.0.1")
+                                if (r.file, r.name) not in later]
         elif name == "identify":
             found = _spans(inp.get("files_with_spans"), "span_ids", "0.0.1")
             declared = (declared or []) + found
-            step.symbols = _shown_after_identify(found)
-        elif name == "request_for_change":
-            f, span = _str(inp.get("file_path")), _str(inp.get("span_id"))
-            nxt = flat[k + 1][0] if k + 1 < len(flat) else {}
-            lines = _lines_of(nxt.get("input"), f, span) \
-                if nxt.get("name") == "search_replace" else None
-            if f and lines:
-                step.views = [View(f, *lines)]
-            elif f and span and out.get("response"):
-                step.symbols = [SymbolRef(f, span, moatless="0.0.1")]
+            context = _shown_after_identify(found)
+            if nxt is not None and nxt.startswith("CodeLoop"):
+                step.symbols = list(context)
         elif name == "search_replace":
             f = _str(inp.get("file_path"))
-            if f and (out.get("updated") or out.get("diff")) and not out.get("error"):
+            diff = _str(out.get("diff"))
+            if f and out.get("updated") and diff and not out.get("error"):
                 step.edits = [f]
+                edits.record(edits.key(f, None), hunks_from_diff(diff))
+                diffs.setdefault(f, []).append(diff)
+                # the spans the edit made join the context (new_span_ids)
+                made = out.get("new_span_ids") if isinstance(out.get("new_span_ids"), list) \
+                    else []
+                context = _dedup([*context, *(SymbolRef(f, s, moatless="0.0.1")
+                                              for s in made if _str(s))])
+        if name == "request_for_change":
+            changing = _str(inp.get("file_path"))
+        if name not in ("search", "identify") and new is not None:
+            f = _str(inp.get("file_path"))
+            if new == _CLARIFY and name == "request_for_change" and f \
+                    and _str(inp.get("span_id")):
+                step.views, step.symbols = _rendered(
+                    [SymbolRef(f, inp["span_id"], moatless="0.0.1"),
+                     SymbolRef(f, SIGNATURES, moatless="0.0.1")], diffs, True)
+            elif new == _CHANGE and name in ("request_for_change", "specify_lines"):
+                target = f or changing  # specify_lines names no file: the Clarification's
+                lines = _lines_of(after.get("input"), target, None) \
+                    if after.get("name") == "search_replace" else None
+                if lines is None and name == "specify_lines":
+                    lines = _lines_of(inp, target, None)
+                step.views, step.symbols = _rendered(context, diffs, True)
+                if target and lines:
+                    step.views = _dedup([*edits.views(target, [lines], None), *step.views])
+                elif target and _str(inp.get("span_id")):
+                    more = _rendered([*step.symbols,
+                                      SymbolRef(target, inp["span_id"], moatless="0.0.1")],
+                                     diffs, True)[1]
+                    step.symbols = more
+            elif new == _PENDING:
+                step.views, step.symbols = _rendered(context, diffs, False)
         steps.append(step)
     return Trajectory(instance_id="", steps=steps, final_context=_final(declared),
                       final_symbols=_dedup(declared) if declared is not None else None,
                       usage=Usage.total([s.usage for s in steps]))
+
+
+def _out(a: dict[str, Any]) -> dict[str, Any]:
+    return a.get("output") if isinstance(a.get("output"), dict) else {}
+
+
+def _rendered(refs: list[SymbolRef], diffs: dict[str, list[str]], comments: bool
+              ) -> tuple[list[View], list[SymbolRef]]:
+    """Span refs as a coding prompt renders them from the files as edited so far: with or
+    without comments; the first ref of an edited file carries the file's recorded diffs (the
+    preparer renders the edited file and maps its lines back), and the file is also seen
+    after its edit (post-edit)."""
+    views: list[View] = []
+    out: list[SymbolRef] = []
+    for r in _dedup([SymbolRef(r.file, r.name, moatless=r.moatless, budget=r.budget)
+                     for r in refs]):
+        first = r.file in diffs and not any(o.file == r.file for o in out)
+        if first:
+            views.append(View(r.file, None, None, post_edit=True))
+        out.append(SymbolRef(r.file, r.name, moatless=r.moatless, budget=r.budget,
+                             comments=comments,
+                             patches=tuple(diffs[r.file]) if first else ()))
+    return _dedup(views), out
 
 
 # -- v0.0.2 -----------------------------------------------------------------------------------
@@ -514,9 +604,9 @@ def _spans(value: Any, key: str, release: str) -> list[SymbolRef]:
 def _shown_after_identify(found: list[SymbolRef], cap: int | None = None,
                           round_: int = 0) -> list[SymbolRef]:
     """What the next prompt shows after an identify: the identified spans and, per file, a
-    mark for the spans Moatless adds to them (``moatless_spans.expand_identified``), with the
-    token cap of that expansion when the run records one; ``round_``: the identify's rank
-    among those sharing one file context."""
+    mark for the spans Moatless adds to them (``moatless_spans.expansion.expand_identified``),
+    with the token cap of that expansion when the run records one; ``round_``: the identify's
+    rank among those sharing one file context."""
     mark = expansion_mark(round_)
     extra = [SymbolRef(r.file, mark, moatless=r.moatless, budget=cap) for r in found]
     return _dedup([*found, *extra])

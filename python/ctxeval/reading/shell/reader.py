@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ...model import View
 from .editing import _edits_of
-from .interpreters import _echo_text, _shell_c
+from .interpreters import _echo_text, _shell_c, _shell_file
 from .lexer import _DYNAMIC, _Group, _parse, _Pipeline, _simples, split_commands
 from .output import _END_CUT_RE, _MIDDLE_CUT_RE, _TOTAL_LINES_RE, _TRUNC_RE, _assign, _lines
 from .pipeline import _Ctx, _file_stream, _join, _kind, _Plan, _Stream, _strip_wrappers
@@ -34,6 +34,8 @@ def _plans(pipelines: list[_Pipeline], ctx: _Ctx, output: str, edits: list[str],
             plans.extend(_plans(pl.parts[0].body, sub_ctx, output, edits, kinds))
             continue
         script = _shell_c(pl)
+        if script is None:  # bash fix.sh, of a script written earlier: its commands
+            script = _shell_file(pl, ctx.scripts, ctx.path)
         if script is not None:  # bash -c '…': read the inner commands, in a child shell
             kinds.append("bash")
             plans.extend(_plans(_parse(script, []), _Ctx(ctx.cwd, ctx.edited, ctx.scripts),
@@ -109,7 +111,7 @@ def _pipeline_plan(pl: _Pipeline, ctx: _Ctx, output: str, edits: list[str],
 
 def read_shell(command: str, output: str, *, cwd: str | None = None,
                returncode: int | None = None, truncated: bool = False,
-               scripts: dict[str, str] | None = None) -> ShellReading:
+               scripts: dict[str, str] | None = None, printed: bool = False) -> ShellReading:
     """Views, edits and command kinds of one shell command, judged by its observation.
 
     ``output`` is what the agent saw (stdout and stderr as shown). Outputs truncated in the
@@ -124,10 +126,15 @@ def read_shell(command: str, output: str, *, cwd: str | None = None,
 
     ``scripts`` is the caller's memory of script files written by earlier commands of the same
     trajectory (heredoc redirections into a file); it is updated here, and a later
-    ``python fix.py`` then counts the files ``fix.py`` opens for writing as edited. Never raises.
+    ``python fix.py`` then counts the files ``fix.py`` opens for writing as edited.
+
+    ``printed=True``: each line view whose lines were printed with their numbers known
+    (``cat -n``, ``grep -n``, ``sed -n 'a,bp'``, ``head``) keeps them as its ``text``, so a
+    caller that learns the file had been edited can keep them on its post-edit view, to be
+    checked against the base file (``View.checkable``). Never raises.
     """
     try:
-        return _read_shell(command, output or "", cwd, returncode, truncated, scripts)
+        return _read_shell(command, output or "", cwd, returncode, truncated, scripts, printed)
     except (RecursionError, ValueError, IndexError, KeyError, AttributeError, TypeError,
             AssertionError):
         return ShellReading(kinds=_safe_kinds(command))
@@ -150,7 +157,8 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 def _read_shell(command: str, output: str, cwd: str | None, returncode: int | None,
-                truncated: bool, scripts: dict[str, str] | None = None) -> ShellReading:
+                truncated: bool, scripts: dict[str, str] | None = None,
+                printed: bool = False) -> ShellReading:
     subs: list[list[_Pipeline]] = []
     pipelines = _parse(command, subs)
     ctx = _Ctx(cwd, set(), scripts)
@@ -186,7 +194,7 @@ def _read_shell(command: str, output: str, cwd: str | None, returncode: int | No
     for plan in plans:
         if plan.kind != "view":
             continue
-        for v in _plan_views(plan, ok) + _printed_diff_views(plan):
+        for v in _plan_views(plan, ok, printed) + _printed_diff_views(plan):
             if v not in seen and _DYNAMIC not in v.file:  # relative to an unknown directory
                 seen.add(v)
                 views.append(v)

@@ -82,12 +82,22 @@ def _partial(first: bool, last: bool) -> str:
     return "both" if first and last else "start" if first else "end" if last else ""
 
 
-def _ranges(file: str, numbers: list[int], post_edit: bool) -> list[View]:
-    return [View(file, a, b, post_edit) for a, b in line_runs(numbers)]
+def _ranges(file: str, numbers: list[int], post_edit: bool,
+            texts: dict[int, str] | None = None) -> list[View]:
+    """Line views of the printed ``numbers``; with ``texts`` (each number's printed text),
+    each keeps the lines it printed (``read_shell``'s ``printed``)."""
+    out = []
+    for a, b in line_runs(numbers):
+        text = None
+        if texts is not None and all(n in texts for n in range(a, b + 1)):
+            text = (tuple(texts[n] for n in range(a, b + 1)),)
+        out.append(View(file, a, b, post_edit, text))
+    return out
 
 
-def _plan_views(plan: _Plan, ok: bool) -> list[View]:
-    """The views of one pipeline from the lines it printed."""
+def _plan_views(plan: _Plan, ok: bool, printed: bool = False) -> list[View]:
+    """The views of one pipeline from the lines it printed (``printed``: line views keep the
+    lines they printed, see ``read_shell``)."""
     st = plan.stream
     failed: set[str] = set()
     lines: list[str] = []
@@ -105,15 +115,17 @@ def _plan_views(plan: _Plan, ok: bool) -> list[View]:
 
     views: list[View] = []
     if st.style == "tab":
-        nums = [int(m.group(1)) for ln in lines if (m := _TAB_RE.match(ln))]
+        found = [(int(m.group(1)), ln[m.end():]) for ln in lines if (m := _TAB_RE.match(ln))]
         f = st.files[0] if st.files else None
         if f is not None and f not in failed:
-            views.extend(_ranges(f, nums, pe(f)))
+            views.extend(_ranges(f, [n for n, _ in found], pe(f),
+                                 dict(found) if printed else None))
         return views
     if st.style == "gpos":
         if not st.files or st.files[0] in failed:
             return views
         positions: list[int] = []
+        texts: dict[int, str] = {}
         for ln in lines:
             m = _GPOS_RE.match(ln)
             if not m:
@@ -122,21 +134,25 @@ def _plan_views(plan: _Plan, ok: bool) -> list[View]:
                 t = _TAB_RE.match(ln[m.end():])
                 if t:
                     positions.append(int(t.group(1)))
+                    texts[int(t.group(1))] = ln[m.end():][t.end():]
             else:
                 positions.append(int(m.group(1)))
+                texts[int(m.group(1))] = ln[m.end():]
         if st.inner_tab:
-            return _ranges(st.files[0], positions, pe(st.files[0]))
+            return _ranges(st.files[0], positions, pe(st.files[0]), texts if printed else None)
         if not st.segs:
             if positions and len(st.files) == 1:
                 return [View(st.files[0], None, None, pe(st.files[0]))]
             return views
         by_file: dict[str, list[int]] = {}
+        by_line: dict[str, dict[int, str]] = {}
         for p in positions:
             hit = _locate(st.segs, p)
             if hit is not None:
                 by_file.setdefault(hit[0], []).append(hit[1])
+                by_line.setdefault(hit[0], {})[hit[1]] = texts[p]
         for f, nums in by_file.items():
-            views.extend(_ranges(f, nums, pe(f)))
+            views.extend(_ranges(f, nums, pe(f), by_line[f] if printed else None))
         return views
     if st.style in ("gfile", "gname"):
         return _grep_file_views(plan, lines, failed)
@@ -190,7 +206,8 @@ def _plan_views(plan: _Plan, ok: bool) -> list[View]:
             continue
         take = min(length, remaining)
         if take > 0:
-            views.append(View(seg.file, seg.start, seg.start + take - 1, pe(seg.file)))
+            text = (tuple(lines[n - remaining:n - remaining + take]),) if printed else None
+            views.append(View(seg.file, seg.start, seg.start + take - 1, pe(seg.file), text))
         remaining -= take
     if plan.tail and live and not pe(live[-1].file):
         # the end of the stream, after a middle truncation: its position is found from the
