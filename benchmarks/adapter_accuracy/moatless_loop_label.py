@@ -50,6 +50,7 @@ tests) was replayed the same way, its labels written to ``..._new_spans.expected
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -58,7 +59,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "moatless_loop_manifest.json"
-LABELS = HERE / "moatless_loop_labels.json"
+LABELS = HERE / "moatless_loop_labels.json.gz"  # gzip: 0.77 MB of JSON, 77 kB
 
 _PROGRAM = r'''
 import difflib, json, os, re, sys, types
@@ -471,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     gits = dict(x.split("=", 1) for x in a.repos_git)
     manifest = json.loads(MANIFEST.read_text())
-    labels = json.loads(LABELS.read_text()) if LABELS.exists() else {}
+    labels = json.loads(gzip.decompress(LABELS.read_bytes())) if LABELS.exists() else {}
     for run in manifest["runs"]:
         if a.only and run["id"] not in a.only:
             continue
@@ -506,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             kinds[lab["kind"]] = kinds.get(lab["kind"], 0) + 1
         print(run["id"], kinds, "problems:", out["problems"] or "none")
         labels[run["id"]] = out
-    LABELS.write_text(_dump(labels))
+    LABELS.write_bytes(gzip.compress(_dump(labels).encode(), mtime=0))
     return 0
 
 

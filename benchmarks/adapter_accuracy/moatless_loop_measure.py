@@ -1,6 +1,6 @@
 """Line precision and recall of ctxeval's Moatless 0.0.1 reading, step kind by step kind.
 
-The labels are ``moatless_loop_labels.json``, written by ``moatless_loop_label.py`` by
+The labels are ``moatless_loop_labels.json.gz``, written by ``moatless_loop_label.py`` by
 replaying each run through Moatless's own loops. This reads the same runs with ctxeval's
 adapter, resolves them against the files at their base commits (the scratch tree
 ``moatless_loop_label.py`` exported) and compares every step's base lines with the label's:
@@ -22,6 +22,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import subprocess
 import sys
@@ -38,9 +39,9 @@ KINDS = ("search", "identify", "change", "clarify", "lines", "after-change", "re
 
 
 def measure(git_dir: str, scratch: Path, details: bool,
-            labels_path: Path = HERE / "moatless_loop_labels.json") -> dict[str, list[int]]:
+            labels_path: Path = HERE / "moatless_loop_labels.json.gz") -> dict[str, list[int]]:
     manifest = json.loads((HERE / "moatless_loop_manifest.json").read_text())
-    labels = json.loads(labels_path.read_text())
+    labels = json.loads(gzip.decompress(labels_path.read_bytes()))
     #: kind -> [lines in both, lines read, lines labelled, steps, post-edit lines labelled,
     #: files in both, files read, files labelled]
     totals: dict[str, list[int]] = {k: [0] * 8 for k in KINDS}
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--moatless-git", required=True)
     ap.add_argument("--scratch", required=True, type=Path)
     ap.add_argument("--details", action="store_true", help="every step that disagrees")
-    ap.add_argument("--labels", type=Path, default=HERE / "moatless_loop_labels.json")
+    ap.add_argument("--labels", type=Path, default=HERE / "moatless_loop_labels.json.gz")
     a = ap.parse_args(argv)
     totals = measure(a.moatless_git, a.scratch, a.details, a.labels)
     code = [0] * 8
