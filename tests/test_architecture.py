@@ -165,7 +165,9 @@ def test_no_import_cycles():
     assert cycles_of(GRAPH) == []
 
 
-BENCHMARKS = ROOT.parent.parent / "benchmarks"
+#: The repository's ``benchmarks/`` found from this test file, not from the installed package:
+#: CI installs ctxeval into site-packages (not editable), where ``ROOT.parent.parent`` holds none.
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def benchmark_imports() -> dict[str, set[str]]:
