@@ -425,6 +425,8 @@ def test_every_command_given_every_other_commands_files_says_so_and_fails(
         assert code != 0, (command, kind, err)
         assert err.startswith("ctxeval: ") and str(path) in err, (command, kind, err)
         assert "Traceback" not in err
+        if command == "evaluate --run" and kind == "gold":  # what the file is, said first
+            assert f"{path}: this is gold annotations" in err, err
 
 
 def test_resume_repairs_a_torn_views_sidecar_too(tmp_path: Path) -> None:

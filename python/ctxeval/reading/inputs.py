@@ -123,9 +123,9 @@ def _unrecognised(path: Path, exc: AdapterError, explicit: bool, fmt: str | None
         return None
     problem = exc.to_problem()
     looks = describe(path) if explicit and not fmt and exc.kind != lfs.KIND else None
-    if looks:
-        problem = Problem(problem.kind, f"{problem.message}; it looks like {looks}",
-                          problem.path)
+    if looks:  # what the file is comes first: that is the user's mistake
+        problem = Problem(problem.kind, f"this is {looks}, not an agent's run; "
+                          f"{problem.message}", problem.path)
     return ReadResult(path, problem=problem)
 
 

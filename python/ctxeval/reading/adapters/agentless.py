@@ -30,6 +30,7 @@ from ..._core import lines_normalize
 from ...errors import AdapterError
 from ...model import Ranking, Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
+from ._fields import FieldNotes
 from ._sessions import jsonl_objects
 
 FORMAT = "agentless"
@@ -79,7 +80,8 @@ def _trajectory(rec: dict[str, Any], path: Path, lineno: int, options: ReadOptio
         views.extend(View(f, a, b) for a, b in lines_normalize(sorted(lines[f])))
     symbols = _unique(symbols)
 
-    stage_usage = [_usage(rec.get(k)) for k in _STAGES]
+    notes = FieldNotes()
+    stage_usage = [_usage(rec.get(k), k, notes) for k in _STAGES]
     usage = Usage.total(stage_usage)
     step = Step(index=0, tool="localize", action="agentless localisation", views=views,
                 symbols=symbols, usage=usage)
@@ -87,6 +89,7 @@ def _trajectory(rec: dict[str, Any], path: Path, lineno: int, options: ReadOptio
     per_stage = {k: u.to_json() for k, u in zip(_STAGES, stage_usage, strict=True) if u is not None}
     if per_stage:
         extra["stage_usage"] = per_stage
+    notes.extend_into(extra)
     ranked = [pair for sample in _samples(edit_locs)
               for pair in _per_file(sample, files, path, lineno, "found_edit_locs")]
     ranked += _per_file(rec.get("found_related_locs"), files, path, lineno,
@@ -200,9 +203,22 @@ def _unique(items: list[Any]) -> list[Any]:
     return list(dict.fromkeys(items))
 
 
-def _usage(stage: Any) -> Usage | None:
-    if not isinstance(stage, dict) or not isinstance(stage.get("usage"), dict):
+def _usage(stage: Any, name: str, notes: FieldNotes) -> Usage | None:
+    """A stage's ``usage``; a stage or usage block of another shape, or counters that are not
+    numbers, are told to ``notes``: those tokens are not counted."""
+    if stage is None:
         return None
-    u = stage["usage"]
+    if not isinstance(stage, dict):
+        notes.note(name, stage, "its tokens are not counted")
+        return None
+    u = stage.get("usage")
+    if not isinstance(u, dict):
+        if u is not None:
+            notes.note(f"{name}.usage", u, "its tokens are not counted")
+        return None
+    for key in ("prompt_tokens", "completion_tokens"):
+        v = u.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            notes.note(f"{name}.usage.{key}", v, "it is not counted")
     return Usage.from_json({"input_tokens": u.get("prompt_tokens"),
                             "output_tokens": u.get("completion_tokens")})

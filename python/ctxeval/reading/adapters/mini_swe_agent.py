@@ -37,6 +37,7 @@ from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
 from ..shell import read_shell, split_commands
 from . import HEAD_BYTES, ReadOptions
+from ._fields import FieldNotes
 from ._sessions import json_document
 from .contextbench import CbStep, cb_trajectory, is_contextbench, strict_patch_context
 
@@ -310,9 +311,61 @@ def _shell_step(index: int, command: str, observation: str, cwd: str | None,
     return step
 
 
+#: The roles mini-swe-agent writes; a message of another role is read as none of them.
+_ROLES = frozenset({"system", "user", "assistant", "tool", "exit"})
+
+
+def checked_messages(raw: list[Any], notes: FieldNotes) -> list[dict[str, Any]]:
+    """The message objects of a run, each defect the steps will skip told to ``notes``: a
+    message that is not an object, a role that is missing or not one of mini-swe-agent's, a
+    tool result whose ``tool_call_id`` is not a string."""
+    out = []
+    for i, m in enumerate(raw):
+        if not isinstance(m, dict):
+            notes.note("messages[]", m, "the message is not read", f"messages[{i}]")
+            continue
+        role = m.get("role")
+        if role not in _ROLES:
+            notes.note("messages[].role", role, "the message is not read",
+                       f"messages[{i}].role")
+        elif role == "tool" and not isinstance(m.get("tool_call_id"), str):
+            notes.note("messages[].tool_call_id", m.get("tool_call_id"),
+                       "the result is matched to its call by position",
+                       f"messages[{i}].tool_call_id")
+        out.append(m)
+    return out
+
+
+def _note_usage(messages: list[dict[str, Any]], notes: FieldNotes) -> None:
+    """Say which API calls recorded no usable token counts, where others did: the run's tokens
+    then count only the calls that recorded them."""
+    calls = [(i, m) for i, m in enumerate(messages) if m.get("role") == "assistant"]
+    missing = []
+    for i, m in calls:
+        usage = _get(m.get("extra"), "response", "usage")
+        if usage is None:
+            missing.append(i)
+        elif not isinstance(usage, dict):
+            notes.note("messages[].extra.response.usage", usage,
+                       "the call's tokens are not counted", f"messages[{i}].extra.response.usage")
+        else:
+            for key in ("prompt_tokens", "completion_tokens"):
+                if key in usage and _num(usage[key]) is None:
+                    notes.note(f"messages[].extra.response.usage.{key}", usage[key],
+                               "the call's tokens are not counted",
+                               f"messages[{i}].extra.response.usage.{key}")
+    if missing and len(missing) < len(calls):
+        for i in missing:
+            notes.missing("messages[].extra.response.usage",
+                          "tokens count only the API calls that recorded them",
+                          f"messages[{i}].extra.response.usage")
+
+
 def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Trajectory:
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
-    messages = [m for m in data["messages"] if isinstance(m, dict)]
+    notes = FieldNotes()
+    messages = checked_messages(data["messages"], notes)
+    _note_usage(messages, notes)
     cwd = _get(info, "config", "environment", "cwd")
     cwd = cwd if isinstance(cwd, str) and cwd else None
     steps = message_steps(messages, cwd, str(data.get("trajectory_format") or ""),
@@ -348,6 +401,7 @@ def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Traj
         extra["exit_status"] = info["exit_status"]
     if warnings:
         extra["read_warnings"] = warnings
+    notes.extend_into(extra)
     return Trajectory(
         instance_id=instance_id,
         steps=steps,
@@ -429,9 +483,10 @@ def _steps_v2(messages: list[dict[str, Any]], cwd: str | None) -> list[Step]:
             continue
         for k, (command, call_id) in enumerate(actions):
             obs = by_call.get(call_id) if call_id else None
-            if obs is None and k < len(replies) and not (call_id and replies[k].get("role")
-                                                         == "tool"):
-                obs = replies[k]
+            if obs is None and k < len(replies) and not (
+                    call_id and replies[k].get("role") == "tool"
+                    and isinstance(replies[k].get("tool_call_id"), str)):
+                obs = replies[k]  # by position: no ids, or the result's id is broken
             if obs is None:
                 continue  # never executed: the run stopped before it
             steps.append(_shell_step(len(steps), command, _text(obs.get("content")), cwd,

@@ -31,6 +31,7 @@ from ...model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
 from . import cb_sweagent_patch_context as pc
+from ._fields import FieldNotes
 from .contextbench import is_contextbench
 
 FORMAT = "swe-agent"
@@ -436,14 +437,20 @@ def instance_id_from_path(path: Path) -> str | None:
     return None
 
 
-def _usage(stats: Any) -> Usage | None:
-    """Usage from ``info.model_stats``; all-zero counters (replays) are unknown, not free."""
+def _usage(stats: Any, notes: FieldNotes | None = None) -> Usage | None:
+    """Usage from ``info.model_stats``; all-zero counters (replays) are unknown, not free. A
+    block or a counter of another type is told to ``notes`` (it is then unknown)."""
     if not isinstance(stats, dict):
+        if stats is not None and notes is not None:
+            notes.note("info.model_stats", stats, "the run's usage is unknown")
         return None
 
     def num(key: str) -> int | float | None:
         v = stats.get(key)
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not ok and v is not None and notes is not None:
+            notes.note(f"info.model_stats.{key}", v, "it is unknown")
+        return v if ok else None
 
     sent, recv, cost, calls = (num("tokens_sent"), num("tokens_received"),
                                num("instance_cost"), num("api_calls"))
@@ -622,12 +629,20 @@ def _editor_step(step: Step, ctx: _Ctx, action: str, obs: str, cwd: str | None) 
             step.views.extend(tr.views(blk.path or path, blk.ranges, cwd))
 
 
-def _read_step(index: int, entry: Any, ctx: _Ctx, cwd: str | None, where: str) -> Step:
+def _read_step(index: int, entry: Any, ctx: _Ctx, cwd: str | None, where: str,
+               notes: FieldNotes | None = None) -> Step:
     if not isinstance(entry, dict):
         raise AdapterError("a trajectory step must be an object", path=where,
                            field=f"trajectory[{index}]")
     action = entry.get("action")
     obs = entry.get("observation")
+    if notes is not None:
+        if not isinstance(action, str):
+            notes.note("trajectory[].action", action, "the step does nothing",
+                       f"trajectory[{index}].action")
+        if not isinstance(obs, str) and obs is not None:
+            notes.note("trajectory[].observation", obs, "the step shows nothing",
+                       f"trajectory[{index}].observation")
     action = action if isinstance(action, str) else ""
     obs = obs if isinstance(obs, str) else ""
     clipped = ctx.max_observation is not None and len(obs) > ctx.max_observation
@@ -706,12 +721,13 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     ctx = _Ctx(max_observation=limit if v1 and isinstance(limit, int) and limit > 0 else None)
     steps: list[Step] = []
     prev_cwd: str | None = None
+    notes = FieldNotes()
     for i, entry in enumerate(steps_in):
         st = _state(entry) if isinstance(entry, dict) else {}
         wd = st.get("working_dir") if isinstance(st.get("working_dir"), str) else None
         # 0.x records the state before the action, 1.x the state after it.
         cwd = (prev_cwd or wd) if v1 else wd
-        steps.append(_read_step(i, entry, ctx, cwd, where))
+        steps.append(_read_step(i, entry, ctx, cwd, where, notes))
         if wd:
             prev_cwd = wd
 
@@ -725,6 +741,8 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
     extra: dict[str, Any] = {"agent_version": version} if isinstance(version, str) else {}
     if warnings:
         extra["read_warnings"] = warnings
+    usage = _usage(info.get("model_stats"), notes)
+    notes.extend_into(extra)
     return [Trajectory(
         instance_id=instance_id,
         steps=steps,
@@ -733,7 +751,7 @@ def read(path: Path, options: ReadOptions) -> list[Trajectory]:
         agent="swe-agent",
         model=model,
         model_patch=submission if isinstance(submission, str) and submission.strip() else None,
-        usage=_usage(info.get("model_stats")),
+        usage=usage,
         resolved=None,
         source=where,
         extra=extra,
