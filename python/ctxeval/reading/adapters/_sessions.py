@@ -35,6 +35,16 @@ def json_document(path: Path) -> Any:
         raise AdapterError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
 
 
+def first_record(head: bytes) -> Any:
+    """The JSON value of the first line of a file's head (JSON lines: its first record); None
+    when that line is not whole JSON (a pretty-printed document, or a record longer than the
+    head)."""
+    try:
+        return json.loads(head.lstrip().split(b"\n", 1)[0])
+    except (ValueError, UnicodeError):
+        return None
+
+
 def jsonl_objects(path: Path, text: str | None = None, *, complete: bool = False
                   ) -> list[tuple[int, dict[str, Any]]]:
     """``(line, object)`` of every record of a JSONL log (``text``, else the file's). A cut last

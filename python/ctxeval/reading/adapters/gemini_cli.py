@@ -83,6 +83,7 @@ from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import (
     elided,
+    first_record,
     infer_cwd,
     json_document,
     jsonl_objects,
@@ -165,11 +166,7 @@ def detect(path: Path, head: bytes) -> bool:
     stripped = head.lstrip()
     if not stripped.startswith(b"{"):
         return False
-    first = stripped.split(b"\n", 1)[0]
-    try:
-        obj = json.loads(first)
-    except (ValueError, UnicodeError):
-        obj = None
+    obj = first_record(stripped)
     if isinstance(obj, dict):  # JSON lines: the metadata record comes first
         return isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"),
                                                                     str) \

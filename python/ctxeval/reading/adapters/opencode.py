@@ -65,6 +65,7 @@ from ..mcp import McpRun
 from ..shell import read_shell
 from . import ReadOptions
 from ._sessions import (
+    first_record,
     infer_cwd,
     json_document,
     jsonl_objects,
@@ -120,11 +121,7 @@ def detect(path: Path, head: bytes) -> bool:
     stripped = head.lstrip()
     if not stripped.startswith(b"{"):
         return False
-    first = stripped.split(b"\n", 1)[0]
-    try:
-        obj = json.loads(first)
-    except (ValueError, UnicodeError):
-        obj = None
+    obj = first_record(stripped)
     if isinstance(obj, dict) and obj.get("type") in _EVENTS:
         return isinstance(obj.get("sessionID"), str)
     # an export document: {"info": {"id": "ses_..."}, "messages": [{"info", "parts"}]}
