@@ -31,16 +31,17 @@ def _row(run: str, iid: str, f1: float | None, red: float | None = 0.0,
 
 
 def _rows() -> list[dict[str, Any]]:
-    """base and two runs on i1..i4; 'good' beats base on every instance by 0.5 (line F1) and is
-    less redundant; 'mixed' has a null (i2), an error row (i3) and an instance base lacks (i5)."""
+    """base and two runs on i1..i6; 'good' beats base on every instance by 0.5 (line F1) and is
+    less redundant; 'mixed' has a null (i2), an error row (i3) and an instance base lacks (i9),
+    so that it shares fewer than five pairs with base."""
     rows = []
-    for k, b in enumerate([0.1, 0.2, 0.3, 0.4], start=1):
+    for k, b in enumerate([0.1, 0.2, 0.3, 0.4, 0.05, 0.15], start=1):
         rows.append(_row("base", f"i{k}", b, red=0.5))
-    for k, b in enumerate([0.1, 0.2, 0.3, 0.4], start=1):
+    for k, b in enumerate([0.1, 0.2, 0.3, 0.4, 0.05, 0.15], start=1):
         rows.append(_row("good", f"i{k}", b + 0.5, red=0.25))
     rows += [_row("mixed", "i1", 0.3), _row("mixed", "i2", None),
              {"instance_id": "i3", "run": "mixed", "status": "error", "error": {"kind": "x"}},
-             _row("mixed", "i4", 0.0, status="agent_failure"), _row("mixed", "i5", 1.0)]
+             _row("mixed", "i4", 0.0, status="agent_failure"), _row("mixed", "i9", 1.0)]
     return rows
 
 
@@ -54,28 +55,30 @@ def test_compare_by_hand() -> None:
         ("final.line.f1", "good"), ("final.line.f1", "mixed"),
         ("trajectory.redundancy.line", "good"), ("trajectory.redundancy.line", "mixed")]
     g = _by(comps, "final.line.f1", "good")
-    assert g.baseline == "base" and (g.n_pairs, g.n_shared) == (4, 4)
-    assert g.mean_a == pytest.approx(0.75) and g.mean_b == pytest.approx(0.25)
+    assert g.baseline == "base" and (g.n_pairs, g.n_shared) == (6, 6)
+    assert g.mean_a == pytest.approx(0.7) and g.mean_b == pytest.approx(0.2)
     assert g.diff == pytest.approx(0.5) and g.ci == pytest.approx((0.5, 0.5))
-    # d = (0.5,)*4: exact test, 2 of 16 sign vectors as extreme
-    assert g.p == 0.125
-    assert (g.wins, g.ties, g.losses) == (4, 0, 0)
-    # mixed: shares i1, i2, i4 with base (i3 is an error row, i5 base lacks); i2 null -> 2 pairs
+    # d = (0.5,)*6 up to rounding: exact test, 2 of 64 sign vectors as extreme
+    assert g.p == 2 / 64 and g.reason is None
+    assert (g.wins, g.ties, g.losses) == (6, 0, 0)
+    # mixed: shares i1, i2, i4 with base (i3 is an error row, i9 base lacks); i2 null -> 2 pairs
     m = _by(comps, "final.line.f1", "mixed")
     assert (m.n_shared, m.n_pairs) == (3, 2)
+    # below five pairs: the means, the difference and W/T/L, but no interval, test or effect
+    # size (null with the reason, as in the outcome view)
     assert m.mean_a == pytest.approx(0.15) and m.mean_b == pytest.approx(0.25)
-    # d = (0.2, -0.4): sums 0.2-0.4, 0.2+0.4, -0.2-0.4, -0.2+0.4 -> all |.| >= 0.2 -> p = 1
-    assert m.p == 1.0 and (m.wins, m.ties, m.losses) == (1, 0, 1)
+    assert m.diff == pytest.approx(-0.1) and (m.wins, m.ties, m.losses) == (1, 0, 1)
+    assert (m.ci, m.p, m.p_holm, m.cohens_d, m.cliffs_delta) == (None,) * 5
+    assert (m.reason, m.cohens_d_reason, m.significant) == ("n < 5", "n < 5", False)
     # redundancy: lower is better, so 'good' (0.25 vs 0.5) wins everywhere
     r = _by(comps, "trajectory.redundancy.line", "good")
     assert r.higher_is_better is False and r.diff == pytest.approx(-0.25)
-    assert (r.wins, r.losses) == (4, 0) and r.p == 0.125
+    assert (r.wins, r.losses) == (6, 0) and r.p == 2 / 64
     rm = _by(comps, "trajectory.redundancy.line", "mixed")
-    # pairs i1, i2, i4: mixed 0 vs base 0.5 on each -> 3 wins, p = 2/8
-    assert (rm.n_pairs, rm.wins, rm.p) == (3, 3, 0.25)
-    # Holm over the four p-values (0.125, 1, 0.125, 0.25): 0.125*4, 0.125*3 -> 0.5, 0.25*2 = 0.5,
-    # 1*1 = 1
-    assert [c.p_holm for c in comps] == pytest.approx([0.5, 1.0, 0.5, 0.5])
+    # pairs i1, i2, i4: mixed 0 vs base 0.5 on each -> 3 wins, but 3 pairs: no test
+    assert (rm.n_pairs, rm.wins, rm.p, rm.reason) == (3, 3, None, "n < 5")
+    # Holm over the two tests that were run (the others are not counted): 2/64 * 2 each
+    assert [c.p_holm for c in comps] == [2 / 32, None, 2 / 32, None]
     assert not any(c.significant for c in comps)
 
 
@@ -111,8 +114,10 @@ def test_null_parent_is_a_null_metric_not_an_error() -> None:
     rows = [{"instance_id": "i", "run": r, "status": "ok", "editloc": None} for r in "ab"]
     (c,) = compare_rows(rows, metrics=["editloc.f1"])
     assert c.n_pairs == 0 and c.p is None and c.p_holm is None and c.ci is None
+    assert c.reason == c.cohens_d_reason == "n < 5"
     doc = json.loads(render_comparison([c], "json"))
     assert doc["comparisons"][0]["mean_a"] is None
+    assert doc["comparisons"][0]["reason"] == "n < 5"
 
 
 def test_direction() -> None:
@@ -170,7 +175,7 @@ def _evaluate(tmp_path: Path) -> Path:
     return out
 
 
-def test_cli_compare_example_runs(tmp_path: Path) -> None:
+def test_cli_compare_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = _evaluate(tmp_path)
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     val = {(r["run"], r["instance_id"]): r["final"]["line"]["f1"] for r in rows}
@@ -188,15 +193,16 @@ def test_cli_compare_example_runs(tmp_path: Path) -> None:
     a = [val[("agent-b", i)] for i in ("example__calc-1", "example__calc-2")]
     b = [val[("agent-a", i)] for i in ("example__calc-1", "example__calc-2")]
     assert c["mean_a"] == pytest.approx(sum(a) / 2) and c["mean_b"] == pytest.approx(sum(b) / 2)
-    # two pairs: exact enumeration of 4 sign vectors; the observed |sum| is the smaller of
-    # |d1 + d2| and |d1 - d2| unless both differences share a sign
-    d1, d2 = a[0] - b[0], a[1] - b[1]
-    obs = abs(d1 + d2)
-    extreme = sum(abs(s1 * d1 + s2 * d2) >= obs - 1e-12 for s1 in (1, -1) for s2 in (1, -1))
-    assert c["p"] == extreme / 4
     assert len(doc["comparisons"]) == 3
-    # every adjusted p is at least the raw one, at most 1
-    assert all(x["p"] <= x["p_holm"] <= 1 for x in doc["comparisons"])
+    # two pairs: below five, no interval, test or effect size, each null with the reason
+    for x in doc["comparisons"]:
+        assert x["reason"] == x["cohens_d_reason"] == "n < 5"
+        assert [x[k] for k in ("ci", "p", "p_holm", "cohens_d", "cliffs_delta")] == [None] * 5
+    # the text table says what "-" means there
+    capsys.readouterr()
+    assert main(["compare", str(results), "--baseline", "agent-a", "--metrics",
+                 "final.line.f1", "--no-correlations"]) == 0
+    assert "-: below 5 pairs, no interval, test or effect size." in capsys.readouterr().out
 
 
 def test_cli_compare_example_deterministic_and_error_rows(tmp_path: Path,
@@ -298,12 +304,54 @@ def test_effect_sizes_by_hand() -> None:
     assert c.cliffs_delta == (gt - lt) / 100
     good = _by(compare_rows(_rows(), metrics=["final.line.f1"]), "final.line.f1", "good")
     # every difference is 0.5 (up to rounding): no spread, d is null with its reason
-    assert good.cohens_d is None or abs(good.cohens_d) > 1e6
-    same = [_row("x", f"i{k}", 0.5) for k in range(3)] + [_row("y", f"i{k}", 0.75)
-                                                          for k in range(3)]
+    assert (good.cohens_d, good.cohens_d_reason) == (None, "constant differences")
+    same = [_row("x", f"i{k}", 0.5) for k in range(6)] + [_row("y", f"i{k}", 0.75)
+                                                          for k in range(6)]
     c = _by(compare_rows(same, metrics=["final.line.f1"]), "final.line.f1", "y")
     assert (c.cohens_d, c.cohens_d_reason) == (None, "constant differences")
-    assert c.cliffs_delta == 1.0
+    assert c.cliffs_delta == 1.0 and c.reason is None
+
+
+def test_constant_offset_has_no_cohens_d() -> None:
+    """A constant +0.05 over 10 rows: the differences b - a are a few ulps apart, which gave
+    d = +1891890259392860.50; d is null with its reason, the test and Cliff's delta stay."""
+    rows = [_row("a", f"i{k}", 0.08 * k + 0.01) for k in range(10)]
+    rows += [_row("b", f"i{k}", 0.08 * k + 0.01 + 0.05) for k in range(10)]
+    diffs = [(0.08 * k + 0.01 + 0.05) - (0.08 * k + 0.01) for k in range(10)]
+    assert len(set(diffs)) > 1  # the rounding this test is about
+    c = _by(compare_rows(rows, metrics=["final.line.f1"], n=2000), "final.line.f1", "b")
+    assert (c.cohens_d, c.cohens_d_reason) == (None, "constant differences")
+    assert c.p == 2 / 1024 and c.diff == pytest.approx(0.05) and c.cliffs_delta is not None
+    text = render_comparison([c], "table")
+    assert "1891890259392860" not in text and "e+" not in text
+
+
+def test_below_five_pairs_no_test_or_effect_size() -> None:
+    """The outcome view's n < 5 rule, in compare: 3 shared pairs give the means and W/T/L but
+    no interval, test, d, Cliff's delta or McNemar p; nulls with a reason, never NaN."""
+    rows = []
+    for k in range(3):
+        rows.append(dict(_row("a", f"i{k}", 0.1 * k), resolved=k == 0))
+        rows.append(dict(_row("b", f"i{k}", 0.1 * k + 0.2 + 0.01 * k), resolved=True))
+    comps = compare_rows(rows, metrics=["final.line.f1", "resolved"], n=200)
+    f1, res = _by(comps, "final.line.f1", "b"), _by(comps, "resolved", "b")
+    assert res.test == "mcnemar" and (res.wins, res.losses) == (2, 0)
+    for c in (f1, res):
+        assert c.n_pairs == 3 and c.reason == c.cohens_d_reason == "n < 5"
+        assert (c.ci, c.p, c.p_holm, c.cohens_d, c.cliffs_delta) == (None,) * 5
+        assert not c.significant and c.diff is not None
+    doc = json.loads(render_comparison(comps, "json"))
+    assert all(x["reason"] == "n < 5" and x["p"] is None for x in doc["comparisons"])
+    # five pairs: everything is given
+    for k in range(3, 5):
+        rows.append(dict(_row("a", f"i{k}", 0.1 * k), resolved=False))
+        rows.append(dict(_row("b", f"i{k}", 0.1 * k + 0.2 + 0.01 * k), resolved=True))
+    comps = compare_rows(rows, metrics=["final.line.f1", "resolved"], n=200)
+    for c in comps:
+        assert c.n_pairs == 5 and c.reason is None
+        assert c.p is not None and c.ci is not None and c.cliffs_delta is not None
+    assert _by(comps, "final.line.f1", "b").cohens_d is not None
+    assert _by(comps, "resolved", "b").p == 2 / 16  # 4 discordant pairs, all to b
 
 
 def test_correlations_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]

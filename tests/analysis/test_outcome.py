@@ -68,6 +68,8 @@ def test_hand_computed_run() -> None:
     e = _entry(t, "a")
     assert (e.n, e.n_pass, e.rate) == (6, 3, 0.5)
     assert (e.n_null, e.n_unlabelled, e.reason) == (1, 1, None)
+    # the n, the rows with a resolved status: the six with a value and the null one
+    assert e.n_labelled == e.n + e.n_null == 7
     # resolved (1, .5, .5) against unresolved (1, .25, 0): 1 vs 1 ties (1/2), every other pair
     # but .5 vs 1 is won: 0.5 + 1 + 1 + 2 x (0 + 1 + 1) = 6.5 of 9
     assert e.auroc == 6.5 / 9
@@ -125,6 +127,14 @@ def test_json_has_no_nan_and_the_documented_shape() -> None:
     assert len(absent) == 5 and all(e["reason"] == "absent" and e["n"] == 0 for e in absent)
     assert doc["runs"][0] == {"run": "a", "scored": 8, "labelled": 7, "resolved": 4,
                               "errors": 1}
+    # n counts the labelled rows with a value; n_labelled every labelled row; n_null the
+    # difference; n_unlabelled the scored rows without a status
+    assert (first["n"], first["n_labelled"], first["n_null"], first["n_unlabelled"]) == (
+        6, 7, 1, 1)
+    assert all(e["n_labelled"] == doc["runs"][i // 2]["labelled"]
+               for i, e in enumerate(doc["outcome"]))
+    assert all(e["n"] + e["n_null"] == e["n_labelled"] for e in doc["outcome"]
+               if e["reason"] != "absent")
     assert doc["correlations"]["metrics"] == ["final.line.coverage", "ranking.file.mrr"]
 
 
@@ -271,6 +281,7 @@ def test_real_rows_recomputed_by_hand() -> None:
         pos = [v for v, lab in kept if lab]
         neg = [v for v, lab in kept if not lab]
         assert (e.n, e.n_pass, e.n_null) == (len(kept), len(pos), len(values) - len(kept))
+        assert e.n_labelled == len(mine)
         want = Fraction(_twice_u(pos, neg), 2 * len(pos) * len(neg))
         assert e.auroc is not None and Fraction(e.auroc) == pytest.approx(want, abs=1e-15)
         assert e.auroc == float(want)  # one correctly rounded division

@@ -21,6 +21,9 @@ Every run is compared with one baseline on each metric, on the instances the two
   discordant pairs; its p-value is Holm-adjusted with the others;
 - beside every difference, two effect sizes: Cohen's d of the paired differences (d_z, mean
   over standard deviation) and Cliff's delta of the run's values against the baseline's;
+- below five pairs (the outcome view's rule, :data:`ctxeval.analysis.outcome.MIN_N`) the
+  interval, the test (so it is not counted by Holm) and both effect sizes are null, never NaN,
+  with ``reason: "n < 5"``; the means, the difference and W/T/L are still given;
 - :func:`ctxeval.analysis.correlations.metric_correlations` gives Spearman's ρ between the
   compared metrics, pooled over the rows: which metrics say the same thing.
 """
@@ -41,6 +44,7 @@ from ..evaluation.rows import has_path
 from ..model import PAPER_RANKING
 from . import stats
 from .correlations import Correlations, metric_correlations, render_correlations
+from .outcome import MIN_N
 from .tokens import get_path
 
 __all__ = [
@@ -100,8 +104,13 @@ class Comparison:
     #: "randomization" (paired sign flips) or "mcnemar" (exact, for a binary metric)
     test: str = "randomization"
     cohens_d: float | None = None  # mean(a - b) / sd(a - b) over the pairs (d_z)
-    cohens_d_reason: str | None = None  # why d is null: "n < 2", "constant differences"
+    #: why d is null: "n < 5" (as every inferential field, see ``reason``),
+    #: "constant differences"
+    cohens_d_reason: str | None = None
     cliffs_delta: float | None = None  # (#{a > b} - #{a < b}) / (n_a n_b), run vs baseline
+    #: "n < 5": fewer than five pairs, so ci, p, p_holm, cohens_d and cliffs_delta are null
+    #: (the outcome view's rule); None otherwise
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -208,27 +217,34 @@ def compare_rows(rows: Sequence[Mapping[str, Any]], *, baseline: str | None = No
             d: float | None = None
             d_why: str | None = None
             delta: float | None = None
+            ci: tuple[float, float] | None = None
+            p: float | None = None
+            # below MIN_N pairs no test, interval or effect size (the outcome view's rule)
+            why = f"n < {MIN_N}" if len(pairs) < MIN_N else None
             if pairs:
                 pa, pb = [x for x, _ in pairs], [y for _, y in pairs]
                 mean_a, mean_b = stats.mean(pa), stats.mean(pb)
                 diff = stats.mean([x - y for x, y in pairs])
-                ci = stats.paired_bootstrap_ci(pa, pb, level=level, n=n, seed=seed)
-                p: float | None = (
-                    stats.mcnemar([x == 1.0 for x in pa], [y == 1.0 for y in pb]).p if binary
-                    else stats.paired_randomization_test(pa, pb, n=n, seed=seed))
                 w, t, lo = stats.win_tie_loss(pa, pb)
-                d, d_why = stats.cohens_dz(pa, pb)
-                delta = stats.cliffs_delta(pa, pb)
+                if why is None:
+                    ci = stats.paired_bootstrap_ci(pa, pb, level=level, n=n, seed=seed)
+                    p = (stats.mcnemar([x == 1.0 for x in pa], [y == 1.0 for y in pb]).p
+                         if binary else stats.paired_randomization_test(pa, pb, n=n, seed=seed))
+                    d, d_why = stats.cohens_dz(pa, pb)
+                    delta = stats.cliffs_delta(pa, pb)
             else:
                 mean_a = mean_b = diff = None
-                ci, p, (w, t, lo) = None, None, (0, 0, 0)
+                w, t, lo = 0, 0, 0
+            if why is not None:
+                d_why = why
             if not hib:
                 w, lo = lo, w
             raw.append(dict(metric=metric, run=name, baseline=base, n_pairs=len(pairs),
                             n_shared=len(shared), mean_a=mean_a, mean_b=mean_b, diff=diff,
                             ci=ci, p=p, wins=w, ties=t, losses=lo, higher_is_better=hib,
                             level=level, test="mcnemar" if binary else "randomization",
-                            cohens_d=d, cohens_d_reason=d_why, cliffs_delta=delta))
+                            cohens_d=d, cohens_d_reason=d_why, cliffs_delta=delta,
+                            reason=why))
     adjusted = stats.holm_bonferroni([c["p"] for c in raw])
     return [Comparison(**c, p_holm=ph, significant=ph is not None and ph < alpha)
             for c, ph in zip(raw, adjusted, strict=True)]
@@ -306,7 +322,9 @@ def _note(comps: Sequence[Comparison], alpha: float) -> str:
             + ("; McNemar's exact test for binary metrics (resolved)" if mcnemar else "")
             + f", Holm–Bonferroni over {tests}); CI: {c.level:.0%} paired "
             f"bootstrap of the difference; d: Cohen's d of the paired differences; "
-            f"δ: Cliff's delta; W/T/L: pairs where the run is better/equal/worse.")
+            f"δ: Cliff's delta; W/T/L: pairs where the run is better/equal/worse."
+            + (f" -: below {MIN_N} pairs, no interval, test or effect size."
+               if any(x.reason for x in comps) else ""))
 
 
 _DETAIL_HEAD = ["metric", "run", "n", "run mean", "base mean", "diff", "CI", "p", "p_holm",
@@ -533,7 +551,9 @@ method:
   resolved (compared by default where the rows record it) is tested with McNemar's exact
   test: its wins and losses are the instances only one of the two runs resolved.
   Beside every difference: Cohen's d of the paired differences (d_z = mean / sd) and
-  Cliff's delta of the run's values against the baseline's. Below the table: Spearman's
+  Cliff's delta of the run's values against the baseline's. Below five pairs the interval,
+  the test and the effect sizes are null (reason "n < 5", "-" in the tables); the means,
+  the difference and W/T/L are still given. Below the table: Spearman's
   rho between the compared metrics, pooled over the rows of every run (which metrics say
   the same thing; --no-correlations leaves it out).
   {DAGGER} marks adjusted p < alpha; bold marks the best value per column (md, latex).

@@ -6,6 +6,8 @@ the ranking metrics where the rows have them), over the run's instances that rec
 status and a value of the metric:
 
 - ``n`` and ``n_pass`` (instances, resolved ones) and the resolution ``rate``;
+- ``n_labelled``: the run's scored rows with a resolved status, with a value or not (the issue's
+  n): ``n + n_null``, except for an ``absent`` metric (``n = n_null = 0``);
 - the metric's mean over resolved and over unresolved instances;
 - ``auroc``: the probability that a resolved instance has the higher value, ties counted half
   (Mann–Whitney), with a stratified percentile bootstrap interval ``auroc_ci``;
@@ -153,6 +155,7 @@ class OutcomeEntry:
     n_null: int = 0
     n_unlabelled: int = 0
     reason: str | None = None
+    n_labelled: int = 0  # scored rows with a resolved status: n + n_null (not if absent)
 
     def to_json(self) -> dict[str, Any]:
         return {"run": self.run, "metric": self.metric, "n": self.n, "n_pass": self.n_pass,
@@ -160,8 +163,9 @@ class OutcomeEntry:
                 "auroc_ci": list(self.auroc_ci) if self.auroc_ci is not None else None,
                 "r": self.r, "r_p": self.r_p, "bins": [dict(b) for b in self.bins],
                 "mean_pass": self.mean_pass, "mean_fail": self.mean_fail,
-                "r_p_holm": self.r_p_holm, "n_null": self.n_null,
-                "n_unlabelled": self.n_unlabelled, "reason": self.reason}
+                "r_p_holm": self.r_p_holm, "n_labelled": self.n_labelled,
+                "n_null": self.n_null, "n_unlabelled": self.n_unlabelled,
+                "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +227,8 @@ def outcome_table(rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str] |
         raise ValueError(f"number of bins must be at least 1, got {bins}")
     paths, unmatched = resolve_metrics(rows, metrics)
     runs: list[RunCounts] = []
-    pending: list[tuple[str, str, int, int, bool]] = []  # run, metric, n_null, n_unlabelled, absent
+    # run, metric, n_labelled, n_null, n_unlabelled, absent
+    pending: list[tuple[str, str, int, int, int, bool]] = []
     items: list[tuple[list[float], list[bool]]] = []
     for run, members in _by_run(rows).items():
         scored = [r for r in members if not is_error(r)]
@@ -242,17 +247,20 @@ def outcome_table(rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str] |
                     values.append(v)
                     labels.append(lab)
             absent = not any(has_path(r, metric) for r in scored)
-            pending.append((run, metric, nulls, len(scored) - len(labelled), absent))
+            pending.append((run, metric, len(labelled), nulls, len(scored) - len(labelled),
+                            absent))
             items.append((values, labels))
     got = _core.stats_outcome_many(items, resamples, level, bins, stats.seed_key(seed))
     holm = stats.holm_bonferroni([g["r_p"] for g in got])
     entries = []
-    for (run, metric, nulls, unlabelled, absent), g, ph in zip(pending, got, holm, strict=True):
+    for (run, metric, n_labelled, nulls, unlabelled, absent), g, ph in zip(pending, got, holm,
+                                                                           strict=True):
         ci = g["auroc_ci"]
         entries.append(OutcomeEntry(
             run=run, metric=metric, n=g["n"], n_pass=g["n_pass"], rate=g["rate"],
             auroc=g["auroc"], auroc_ci=(ci[0], ci[1]) if ci is not None else None,
             r=g["r"], r_p=g["r_p"], bins=g["bins"], mean_pass=g["mean_pass"],
             mean_fail=g["mean_fail"], r_p_holm=ph, n_null=0 if absent else nulls,
-            n_unlabelled=unlabelled, reason="absent" if absent else g["reason"]))
+            n_unlabelled=unlabelled, reason="absent" if absent else g["reason"],
+            n_labelled=n_labelled))
     return OutcomeTable(entries, runs, paths, unmatched, resamples, level, seed, bins)

@@ -322,7 +322,8 @@ def mcnemar(a: Sequence[bool | None], b: Sequence[bool | None]) -> McNemar:
 def cohens_dz(a: Sequence[float | None], b: Sequence[float | None]
               ) -> tuple[float | None, str | None]:
     """Cohen's d of the paired differences a − b (d_z = mean / standard deviation, n − 1), and
-    why it is undefined when it is (``"n < 2"``, ``"constant differences"``)."""
+    why it is undefined when it is (``"n < 2"``; ``"constant differences"``: the standard
+    deviation is at most 1e-9 of the mean |difference|, i.e. 0 but for rounding)."""
     d = [x - y for x, y in paired(a, b)]
     value, reason = _core.stats_cohens_dz(d)
     return value, reason

@@ -2,6 +2,7 @@
 //! resolution rates, and Cohen's d of the paired differences.
 
 use super::dist::binom_cdf_half;
+use super::resample::TIE_TOL;
 use super::sum::fsum;
 
 /// McNemar's exact test: two-sided p-value that the discordant pairs split evenly, given
@@ -21,12 +22,19 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
 pub enum NoEffectSize {
     /// Fewer than two differences: no standard deviation.
     TooFew,
-    /// Every difference is the same: the standard deviation is 0.
+    /// Every difference is the same, up to rounding: the standard deviation is at most
+    /// [`TIE_TOL`] times the mean |difference| (0 but for rounding, so d_z would be noise).
     Constant,
 }
 
 /// Cohen's d of paired differences (d_z): mean(d) / sd(d), the standard deviation with n − 1
 /// (so d_z · √n is the paired t statistic).
+///
+/// Undefined below two differences, and when their spread is negligible against their
+/// magnitude: sd(d) ≤ [`TIE_TOL`] · mean(|d|), the randomization test's relative tolerance.
+/// Differences that are all the same in exact arithmetic (a constant offset, each computed as
+/// a − b) differ by rounding, which leaves an sd of ~1e-17 and a d_z of ~1e15 that means
+/// nothing; any real spread is far above the tolerance.
 pub fn cohens_dz(d: &[f64]) -> Result<f64, NoEffectSize> {
     let n = d.len();
     if n < 2 {
@@ -41,10 +49,12 @@ pub fn cohens_dz(d: &[f64]) -> Result<f64, NoEffectSize> {
     let scaled: Vec<f64> = d.iter().map(|x| x / top).collect();
     let m = fsum(scaled.iter().copied()) / n as f64;
     let var = fsum(scaled.iter().map(|x| (x - m) * (x - m))) / (n - 1) as f64;
-    if var <= 0.0 {
+    let magnitude = fsum(scaled.iter().map(|x| x.abs())) / n as f64;
+    let sd = var.sqrt();
+    if sd <= TIE_TOL * magnitude {
         return Err(NoEffectSize::Constant);
     }
-    Ok(m / var.sqrt())
+    Ok(m / sd)
 }
 
 #[cfg(test)]
@@ -73,5 +83,33 @@ mod tests {
         assert!((tiny - 2.0).abs() < 1e-12);
         let huge = cohens_dz(&[1e300, 2e300, 3e300]).unwrap();
         assert!((huge - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn dz_of_a_constant_offset_up_to_rounding_is_undefined() {
+        // b = a + 0.05 on 10 rows, the differences computed as b - a: equal in exact
+        // arithmetic, a few ulps apart in floating point (an sd of ~1e-17, d_z of ~1e15)
+        let a: Vec<f64> = (0..10).map(|k| 0.08 * k as f64 + 0.01).collect();
+        let d: Vec<f64> = a.iter().map(|&x| (x + 0.05) - x).collect();
+        assert!(d.iter().any(|&x| x != d[0]), "the rounding this test needs");
+        assert_eq!(cohens_dz(&d), Err(NoEffectSize::Constant));
+        // the same for the 9.0e15 case: 0.1 apart, but for one ulp
+        let e = [0.1, 0.1, 0.1 + f64::EPSILON / 8.0, 0.1];
+        assert!(e.iter().any(|&x| x != e[0]));
+        assert_eq!(cohens_dz(&e), Err(NoEffectSize::Constant));
+        // a negative offset too, and at any scale
+        let neg: Vec<f64> = d.iter().map(|x| -x * 1e-200).collect();
+        assert_eq!(cohens_dz(&neg), Err(NoEffectSize::Constant));
+    }
+
+    #[test]
+    fn dz_of_a_small_real_spread_is_defined() {
+        // a spread of 1e-6 relative to the mean is far above the 1e-9 tolerance
+        let d = [1.0, 1.0 + 1e-6, 1.0 - 1e-6, 1.0];
+        let got = cohens_dz(&d).unwrap();
+        let sd = (2e-12f64 / 3.0).sqrt();
+        assert!((got - 1.0 / sd).abs() / got < 1e-6);
+        // differences around 0 (mean 0, |d| not small against the spread): d_z = 0
+        assert_eq!(cohens_dz(&[1e-12, -1e-12]), Ok(0.0));
     }
 }
