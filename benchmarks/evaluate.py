@@ -302,8 +302,12 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
 
     def cmd(name: str, cache: str | None, incremental: bool, jobs: int
             ) -> Callable[[int], list[str]]:
-        return lambda _k: command(wl, runs, gold, out / f"{name}.jsonl", cache, incremental,
-                                  jobs, True)
+        def of(_k: int) -> list[str]:
+            # each run writes anew (ctxeval says so when it replaces earlier rows)
+            (out / f"{name}.jsonl").unlink(missing_ok=True)
+            return command(wl, runs, gold, out / f"{name}.jsonl", cache, incremental, jobs,
+                           True)
+        return of
 
     report("cold, -j 1 (default: incremental)", best(cmd("cold", None, True, 1), repeat))
     report("cold, -j 1, --no-incremental", best(cmd("scratch", None, False, 1), repeat))
