@@ -16,7 +16,9 @@ Contract of :func:`read_call` (every adapter relies on it):
   readers;
 - ``tool``: the tool's name without the server prefix;
 - ``args``: the call's arguments (a dict; anything else is read as ``{}``);
-- ``text``: the text the model was shown (text content parts joined with newlines);
+- ``text``: the text the model was shown (text content parts joined with newlines); a
+  ``<persisted-output>`` result (Claude Code kept it on disk) is read from its preview, up to
+  its last whole line;
 - ``is_error``: the tool or the client reported a failure: nothing was shown;
 - ``cwd``: the agent's working directory, where known;
 - ``structured``: the result's ``structuredContent`` where the log kept it, else None.
