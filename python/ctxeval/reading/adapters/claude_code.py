@@ -140,6 +140,7 @@ def _read_log(records: list[tuple[int, dict[str, Any]]], path: Path, mcp: McpRun
               cwd: str | None) -> _Log:
     log = _Log(cwd=cwd)
     calls: dict[str, dict[str, Any]] = {}
+    ran_in: dict[str, str | None] = {}  # the directory each call ran in (a record's cwd)
     charged: set[str] = set()  # messages whose usage is already on a step
     for lineno, rec in records:
         if log.cwd is None and isinstance(rec.get("cwd"), str):
@@ -167,7 +168,10 @@ def _read_log(records: list[tuple[int, dict[str, Any]]], path: Path, mcp: McpRun
                     raise AdapterError("a tool_use needs string 'id' and 'name'", path=str(path),
                                        line=lineno, field="message.content.tool_use")
                 inp = block.get("input") if isinstance(block.get("input"), dict) else {}
-                step = call_step(name, inp, len(log.steps), log.cwd)
+                # a cd in a Bash call moves the record's cwd: relative paths are that
+                # directory's, views stay relative to the session's first one
+                ran_in[tid] = _str(rec.get("cwd")) or log.cwd
+                step = call_step(name, inp, len(log.steps), ran_in[tid], root=log.cwd)
                 if rec.get("isSidechain") is True:
                     step.subagent = _str(rec.get("agentId")) or "sidechain"
                 if mid not in charged and mid in log.usage_by_msg:
@@ -188,8 +192,8 @@ def _read_log(records: list[tuple[int, dict[str, Any]]], path: Path, mcp: McpRun
                 if isinstance(tur, dict) and isinstance(tur.get("agentId"), str):
                     log.agent_of_call[tid] = tur["agentId"]
                 observe(step, calls[tid], _result_text(block.get("content")),
-                        bool(block.get("is_error")), log.cwd, mcp=mcp,
-                        structured=structured_content(tur))
+                        bool(block.get("is_error")), ran_in.get(tid, log.cwd), mcp=mcp,
+                        structured=structured_content(tur), root=log.cwd)
     return log
 
 
