@@ -399,3 +399,40 @@ def test_without_raw_blocks_stripped_trailing_lines_are_not_credited(tmp_path):
     assert _views(got.steps[5]) == [("tests/test_calc.py", 1, 1, False)]
     assert [_views(s) for k, s in enumerate(got.steps) if k != 5] == \
         [_views(s) for k, s in enumerate(want.steps) if k != 5]
+
+
+def test_claude_code_paths_stay_repository_relative_after_a_cd(tmp_path):
+    """A ``cd`` in a Bash call moves Claude Code's working directory, and Harbor's steps
+    record it (``extra.cwd``); the views stay relative to the session's starting directory
+    (the repository), while relative paths in later commands are the new directory's. Shaped
+    after CodeContextBench's webclients MCP run (``cd applications/drive && yarn test``, then a
+    Read by absolute path)."""
+    root, sub = "/home/dev/proj", "/home/dev/proj/app"
+
+    def call(k, name, args, text, cwd):
+        return {"step_id": k, "source": "agent", "message": "",
+                "tool_calls": [{"tool_call_id": f"t{k}", "function_name": name,
+                                "arguments": args}],
+                "observation": {"results": [{"source_call_id": f"t{k}", "content": text}]},
+                "extra": {"cwd": cwd}}
+
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s",
+           "agent": {"name": "claude-code", "version": "2.1.63",
+                     "extra": {"cwds": [root, sub]}},
+           "steps": [{"step_id": 1, "source": "user", "message": "task"},
+                     call(2, "Bash", {"command": "cd app && make test"}, "make: no rule", root),
+                     call(3, "Read", {"file_path": f"{sub}/src/m.ts", "offset": 3, "limit": 2},
+                          "     3\u2192let a = 1;\n     4\u2192let b = 2;", sub),
+                     call(4, "Bash", {"command": "grep -n 'let c' src/m.ts"}, "9:let c = 3;",
+                          sub),
+                     call(5, "Grep", {"pattern": "let d", "path": f"{sub}/src",
+                                      "output_mode": "content", "-n": True},
+                          f"{sub}/src/n.ts:2:let d = 4;", sub),
+                     call(6, "Edit", {"file_path": f"{sub}/src/m.ts", "old_string": "a",
+                                      "new_string": "z"}, "The file was updated.", sub)]}
+    f = tmp_path / "trajectory.json"
+    f.write_text(json.dumps(doc))
+    t = _read(f)
+    assert [[(v.file, v.start_line, v.end_line) for v in s.views] for s in t.steps[:4]] == [
+        [], [("app/src/m.ts", 3, 4)], [("app/src/m.ts", 9, 9)], [("app/src/n.ts", 2, 2)]]
+    assert t.steps[4].edits == ["app/src/m.ts"]

@@ -293,3 +293,34 @@ def test_views_after_an_edit_are_post_edit():
     mark_views_after_edits(steps)
     assert steps[0].views == [View("a.py", 1, 5)]
     assert steps[2].views == [View("a.py", 1, 5, post_edit=True), View("b.py", 2, 3)]
+
+
+def test_claude_session_after_a_cd_resolves_in_the_new_directory(tmp_path: Path) -> None:
+    """Claude Code's session log records the working directory with each record; after a
+    ``cd`` in a Bash call a relative path of a later command is that directory's, and the
+    views stay relative to the session's first directory."""
+    root, sub = "/home/dev/proj", "/home/dev/proj/app"
+
+    def use(k, cwd, name, inp):
+        return {"type": "assistant", "sessionId": "s", "cwd": cwd, "uuid": f"a{k}",
+                "message": {"id": f"m{k}", "role": "assistant", "model": "claude-x",
+                            "content": [{"type": "tool_use", "id": f"t{k}", "name": name,
+                                         "input": inp}]}}
+
+    def res(k, cwd, text):
+        return {"type": "user", "sessionId": "s", "cwd": cwd, "uuid": f"r{k}",
+                "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": f"t{k}", "content": text}]}}
+
+    recs = [{"type": "user", "sessionId": "s", "cwd": root, "uuid": "u0",
+             "message": {"role": "user", "content": "task"}},
+            use(1, root, "Bash", {"command": "cd app && ls"}), res(1, sub, "src"),
+            use(2, sub, "Bash", {"command": "grep -n 'let c' src/m.ts"}),
+            res(2, sub, "9:let c = 3;"),
+            use(3, sub, "Read", {"file_path": f"{sub}/src/m.ts", "offset": 3, "limit": 1}),
+            res(3, sub, "     3\u2192let a = 1;")]
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    (t,) = claude_code.read(p, ReadOptions())
+    assert [[(v.file, v.start_line, v.end_line) for v in s.views] for s in t.steps] == [
+        [], [("app/src/m.ts", 9, 9)], [("app/src/m.ts", 3, 3)]]

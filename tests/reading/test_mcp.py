@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from ctxeval.model import Step, View
 from ctxeval.reading import mcp
 from ctxeval.reading.mcp import McpRun, read_call, server_kind, split_tool_name
+from ctxeval.reading.mcp._common import close_json_prefix, persisted, preview_text
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mcp"
 SERVERS = ("sourcegraph", "github", "filesystem", "serena", "generic")
@@ -178,3 +179,50 @@ def test_repeated_warnings_are_counted_once() -> None:
         run.observe(Step(k), "docs", "fetch", {}, json.dumps({"path": "a.md", "content": "x"}))
     warnings = run.finish()
     assert warnings == ["mcp: docs/fetch read by the generic reader: 1 views guessed (x3)"]
+
+
+# --- results Claude Code kept on disk (<persisted-output>) ----------------------------------
+
+_KEPT = "/home/dev/.claude/projects/-home-dev-proj/tool-results/toolu_01FakeFakeFakeFakeFake03.txt"
+
+
+def _kept(preview: str) -> str:
+    return (f"<persisted-output>\nOutput too large (9.9KB). Full output saved to: {_KEPT}\n\n"
+            f"Preview (first 2KB):\n{preview}\n...\n</persisted-output>")
+
+
+@pytest.mark.parametrize(("prefix", "value"), [
+    ('{"content":"1: a\\n2: b\\n3: par', {"content": "1: a\n2: b\n"}),   # cut in a line
+    ('{"content":"1: par', {"content": ""}),                                # in the first line
+    ('{"a":"x","b":12', {"a": "x"}),                    # a number may have lost digits
+    ('{"a":"x","b', {"a": "x"}),                        # cut in a key
+    ('{"a":"x","b":', {"a": "x"}),                      # after a colon
+    ('{"a":[{"c":"1: q\\n"}],"d":"y"', {"a": [{"c": "1: q\n"}], "d": "y"}),
+    ('{"a":"\\\\n', {"a": ""}),          # an escaped backslash and an n: still the first line
+    ('{"c"', None),
+])
+def test_close_json_prefix(prefix: str, value) -> None:
+    assert close_json_prefix(prefix) == value
+
+
+def test_persisted_preview_and_its_whole_lines() -> None:
+    text = "x" * 10 + "\n" + "y" * 1989       # 2,000 characters: cut at the limit
+    got = persisted(_kept(text))
+    assert got is not None and got.path == _KEPT and got.cut and got.preview == text
+    assert preview_text(got) == "x" * 10 + "\n"
+    short = persisted(_kept("a\nb"))         # shorter than the limit: cut where a line ends
+    assert short is not None and not short.cut and preview_text(short) == "a\nb"
+    assert persisted("Output too large") is None
+
+
+def test_a_kept_result_is_read_from_its_preview_and_its_file_remembered() -> None:
+    content = "".join(f"{n}: line {n}\n" for n in range(1, 300)) + "300: "
+    result = json.dumps({"content": content, "url": "u"})
+    run = McpRun()
+    step = Step(0, tool="mcp__sourcegraph__sg_read_file")
+    got = run.observe(step, "sourcegraph", "sg_read_file",
+                      {"repo": "github.com/o/app--1", "path": "main.c"}, _kept(result[:2000]))
+    shown = result[:2000].count("\\n")
+    assert step.views == [View("main.c", 1, shown)]
+    assert any("kept on disk" in w for w in got.warnings)
+    assert run.saved_in(f"jq -r .content {_KEPT}") == _KEPT

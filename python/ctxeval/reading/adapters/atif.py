@@ -359,13 +359,16 @@ def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = No
                      if isinstance(t.step.get("extra"), dict))
     mcp = McpRun()
     out: _Placed = []
+    # paths are the repository's: relative to the session's starting directory, which a
+    # ``cd`` in a Bash call does not move (the step's ``extra.cwd`` follows it)
+    root = _cwd(doc, None) or next((_cwd(doc, t.step) for t in turns), None)
     for pos, t in enumerate(turns):
         cwd = _cwd(doc, t.step)
         ex = t.step.get("extra") if isinstance(t.step.get("extra"), dict) else {}
         sub = (_str_or_none(ex.get("agent_id")) or "sidechain") \
             if ex.get("is_sidechain") is True else None
         for c in t.calls:
-            step = claude_code.call_step(c.name, c.args, len(out), cwd)
+            step = claude_code.call_step(c.name, c.args, len(out), cwd, root=root)
             step.subagent = sub
             if msg[pos] not in charged:
                 step.usage = msg_usage[msg[pos]]
@@ -374,18 +377,18 @@ def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = No
             shown = twin.results.get(c.call_id) if twin and c.call_id else None
             if shown is not None:
                 claude_code.observe(step, c.args, shown[0], shown[1], cwd, mcp=mcp,
-                                    structured=shown[2])
+                                    structured=shown[2], root=root)
             elif c.result is not None:
                 text, is_error = _claude_result(c.result, ex if len(t.calls) == 1 else None)
-                claude_code.observe(step, c.args, text, is_error, cwd, mcp=mcp)
+                claude_code.observe(step, c.args, text, is_error, cwd, mcp=mcp, root=root)
             if twin and not sidechains and c.call_id in twin.subagents:
                 label = twin.labels.get(c.call_id, c.call_id)
                 for raw in twin.subagents[c.call_id]:
-                    s = claude_code.call_step(raw.name, raw.args, len(out), cwd)
+                    s = claude_code.call_step(raw.name, raw.args, len(out), cwd, root=root)
                     s.subagent, s.usage = label, raw.usage
                     if raw.result is not None:
                         claude_code.observe(s, raw.args, raw.result[0], raw.result[1], cwd,
-                                            mcp=mcp, structured=raw.result[2])
+                                            mcp=mcp, structured=raw.result[2], root=root)
                     out.append((pos, s))
     if warnings is not None:
         warnings.extend(mcp.finish())

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -139,6 +140,7 @@ def _read_log(records: list[tuple[int, dict[str, Any]]], path: Path, mcp: McpRun
               cwd: str | None) -> _Log:
     log = _Log(cwd=cwd)
     calls: dict[str, dict[str, Any]] = {}
+    ran_in: dict[str, str | None] = {}  # the directory each call ran in (a record's cwd)
     charged: set[str] = set()  # messages whose usage is already on a step
     for lineno, rec in records:
         if log.cwd is None and isinstance(rec.get("cwd"), str):
@@ -166,7 +168,10 @@ def _read_log(records: list[tuple[int, dict[str, Any]]], path: Path, mcp: McpRun
                     raise AdapterError("a tool_use needs string 'id' and 'name'", path=str(path),
                                        line=lineno, field="message.content.tool_use")
                 inp = block.get("input") if isinstance(block.get("input"), dict) else {}
-                step = call_step(name, inp, len(log.steps), log.cwd)
+                # a cd in a Bash call moves the record's cwd: relative paths are that
+                # directory's, views stay relative to the session's first one
+                ran_in[tid] = _str(rec.get("cwd")) or log.cwd
+                step = call_step(name, inp, len(log.steps), ran_in[tid], root=log.cwd)
                 if rec.get("isSidechain") is True:
                     step.subagent = _str(rec.get("agentId")) or "sidechain"
                 if mid not in charged and mid in log.usage_by_msg:
@@ -187,8 +192,8 @@ def _read_log(records: list[tuple[int, dict[str, Any]]], path: Path, mcp: McpRun
                 if isinstance(tur, dict) and isinstance(tur.get("agentId"), str):
                     log.agent_of_call[tid] = tur["agentId"]
                 observe(step, calls[tid], _result_text(block.get("content")),
-                        bool(block.get("is_error")), log.cwd, mcp=mcp,
-                        structured=structured_content(tur))
+                        bool(block.get("is_error")), ran_in.get(tid, log.cwd), mcp=mcp,
+                        structured=structured_content(tur), root=log.cwd)
     return log
 
 
@@ -259,30 +264,39 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return jsonl_objects(path)
 
 
-def call_step(name: str, inp: dict[str, Any], index: int, cwd: str | None) -> Step:
+def call_step(name: str, inp: dict[str, Any], index: int, cwd: str | None, *,
+              root: str | None = None) -> Step:
     """The step of one tool call, before its result is known (edit tools name their file).
 
-    Shared with the ATIF reader, which replays Claude Code's calls through it."""
+    Shared with the ATIF reader, which replays Claude Code's calls through it. ``cwd`` is the
+    directory the call ran in; ``root`` the one paths are made relative to (the session's
+    starting directory, the repository; ``cwd`` when not given): after a ``cd`` the two
+    differ."""
     step = Step(index=index, tool=name, action=_action(name, inp))
     if name in _EDIT_TOOLS:
-        f = _rel(_str(inp.get("file_path")) or _str(inp.get("notebook_path")), cwd)
+        f = _rel(_under(cwd, _str(inp.get("file_path")) or _str(inp.get("notebook_path"))),
+                 root or cwd)
         if f:
             step.edits = [f]
     return step
 
 
 def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str | None,
-            *, mcp: McpRun | None = None, structured: Any = None) -> McpReading | None:
+            *, mcp: McpRun | None = None, structured: Any = None, root: str | None = None
+            ) -> McpReading | None:
     """Views (and edit outcome) of a call from the text its result showed the model.
 
+    ``cwd`` is the directory the call ran in (relative paths of a command are its), ``root``
+    the directory views are made relative to (see :func:`call_step`; ``cwd`` when not given).
     An MCP tool (``mcp__<server>__<tool>``) is read by :mod:`ctxeval.reading.mcp`, through the
     run's :class:`~ctxeval.reading.mcp.McpRun` when one is given (``structured``: the result's
     ``structuredContent``); its reading is returned. Other tools return None."""
     name = step.tool
+    base = root or cwd
     split = split_tool_name(name or "")
     if split is not None:
         run = mcp if mcp is not None else McpRun()
-        return run.observe(step, split[0], split[1], inp, text, is_error=is_error, cwd=cwd,
+        return run.observe(step, split[0], split[1], inp, text, is_error=is_error, cwd=base,
                            structured=structured)
     if is_error:
         if name in _EDIT_TOOLS:
@@ -301,16 +315,16 @@ def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str
             return mcp.observe_saved(step, saved, _saved_json_text(text) if name == "Read"
                                      else "", whole=True)
     if name == "Read":
-        f = _rel(_str(inp.get("file_path")), cwd)
+        f = _rel(_under(cwd, _str(inp.get("file_path"))), base)
         if f:
             step.views = _numbered(f, text)
     elif name == "Grep":
-        step.views = _grep_views(inp, text, cwd)
+        step.views = _grep_views(inp, text, cwd, base)
     elif name == "Bash":
         reading = read_shell(_str(inp.get("command")) or "", text, cwd=cwd)
-        step.views = [replace(v, file=_rel(v.file, cwd) or v.file) for v in reading.views]
+        step.views = [replace(v, file=_rel(v.file, base) or v.file) for v in reading.views]
         step.edits = list(dict.fromkeys([*step.edits,
-                                         *(_rel(e, cwd) or e for e in reading.edits)]))
+                                         *(_rel(e, base) or e for e in reading.edits)]))
     elif name in ("Edit", "MultiEdit") and step.edits:
         step.views = [View(v.file, v.start_line, v.end_line, post_edit=True)
                       for v in _numbered(step.edits[0], text)]
@@ -366,7 +380,15 @@ def _numbered(f: str, text: str) -> list[View]:
     return [View(f, a, b) for a, b in line_runs(nums)]
 
 
-def _grep_views(inp: dict[str, Any], text: str, cwd: str | None) -> list[View]:
+def _under(cwd: str | None, path: str | None) -> str | None:
+    """A path a tool was given, absolute: relative ones are the working directory's."""
+    if not path or path.startswith("/") or not cwd:
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def _grep_views(inp: dict[str, Any], text: str, cwd: str | None,
+                root: str | None = None) -> list[View]:
     if inp.get("output_mode") != "content":
         return []
     hits: dict[str, set[int]] = {}
@@ -383,7 +405,7 @@ def _grep_views(inp: dict[str, Any], text: str, cwd: str | None) -> list[View]:
             hits[m.group(1)].add(int(m.group(2)))
     views = []
     for f, nums in hits.items():
-        rel = _rel(f, cwd) or f
+        rel = _rel(_under(cwd, f), root or cwd) or f
         views.extend(View(rel, a, b) for a, b in line_runs(sorted(n for n in nums if n >= 1)))
     return views
 

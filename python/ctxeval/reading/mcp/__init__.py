@@ -16,7 +16,9 @@ Contract of :func:`read_call` (every adapter relies on it):
   readers;
 - ``tool``: the tool's name without the server prefix;
 - ``args``: the call's arguments (a dict; anything else is read as ``{}``);
-- ``text``: the text the model was shown (text content parts joined with newlines);
+- ``text``: the text the model was shown (text content parts joined with newlines); a
+  ``<persisted-output>`` result (Claude Code kept it on disk) is read from its preview, up to
+  its last whole line;
 - ``is_error``: the tool or the client reported a failure: nothing was shown;
 - ``cwd``: the agent's working directory, where known;
 - ``structured``: the result's ``structuredContent`` where the log kept it, else None.
@@ -47,7 +49,7 @@ from typing import Any
 
 from ...model import Step, View
 from . import filesystem, generic, github, serena, sourcegraph
-from ._common import Call, Reading, same_repo
+from ._common import Call, Reading, persisted, preview_text, same_repo
 
 __all__ = ["KINDS", "McpReading", "McpRun", "read_call", "server_kind", "split_tool_name"]
 
@@ -115,14 +117,21 @@ def read_call(server: str, tool: str, args: Any, text: str, *, is_error: bool = 
     reader = getattr(mod, "TOOLS", {}).get(name)
     if reader is None:
         mod, reader = generic, generic.read
-    call = Call(server, name, args if isinstance(args, dict) else {},
-                text if isinstance(text, str) else "", structured, cwd)
+    text = text if isinstance(text, str) else ""
+    notes: list[str] = []
+    kept = persisted(text)
+    if kept is not None:
+        # Claude Code kept the result on disk: the model saw its first characters only
+        text, structured = preview_text(kept), None
+        notes.append(f"mcp: {server}/{tool}: a result Claude Code kept on disk; only its "
+                     "preview was shown, read up to its last whole line")
+    call = Call(server, name, args if isinstance(args, dict) else {}, text, structured, cwd)
     try:
         got: Reading = reader(call)
     except Exception as exc:  # a reader must never stop a run: the call shows nothing
         return McpReading(kind=mod.KIND, warnings=[
             f"mcp: {server}/{tool}: result not read ({type(exc).__name__}); nothing credited"])
-    warnings = list(got.warnings)
+    warnings = [*notes, *got.warnings]
     if mod is generic and got.views:
         warnings.append(f"mcp: {server}/{tool} read by the generic reader: "
                         f"{len(got.views)} views guessed")
@@ -152,8 +161,10 @@ class McpRun:
         reading = read_call(server, tool, args, text, is_error=is_error, cwd=cwd,
                             structured=structured)
         m = _SAVED.search(text) if isinstance(text, str) and not reading.views else None
-        if m is not None:
-            self.saved[m.group("path")] = (server, tool, args if isinstance(args, dict) else {})
+        kept = persisted(text) if isinstance(text, str) else None
+        path = m.group("path") if m is not None else kept.path if kept is not None else None
+        if path:
+            self.saved[path] = (server, tool, args if isinstance(args, dict) else {})
         step.views = list(reading.views)
         if reading.edits:
             step.edits = list(dict.fromkeys([*step.edits, *reading.edits]))

@@ -87,6 +87,118 @@ def result_json(call: Call) -> Any:
     return found
 
 
+
+# --- Claude Code's preview of a result it kept on disk ----------------------------------------
+
+#: Claude Code shows the first this many characters of a result it kept on disk.
+PREVIEW_CHARS = 2000
+_PERSISTED_OPEN, _PERSISTED_CLOSE = "<persisted-output>", "</persisted-output>"
+_PREVIEW_HEAD = re.compile(r"Preview \(first [^)\n]*\):\n")
+_PERSISTED_PATH = re.compile(r"(?:Full output|Tool result) saved to: (?P<path>\S+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Persisted:
+    """A result Claude Code kept on disk (``<persisted-output>``): the model saw only
+    ``preview``, the result's first characters; ``path`` is where the whole result went;
+    ``cut`` says the preview stops at the character limit, so its last line is cut short
+    (a preview shorter than the limit was cut where a line ends)."""
+
+    preview: str
+    path: str | None
+    cut: bool
+
+
+def persisted(text: str) -> Persisted | None:
+    """The preview of a ``<persisted-output>`` result, or None for any other text.
+
+    Claude Code 2.1 writes a result over its size limit to a file and gives the model
+    ``<persisted-output>\nOutput too large (50.1KB). Full output saved to: <file>\n\nPreview
+    (first 2KB):\n<the first 2,000 characters>\n...\n</persisted-output>`` (older versions add
+    advice after the ``...``; the oldest give no preview at all: nothing was shown)."""
+    s = text.strip() if isinstance(text, str) else ""
+    if not (s.startswith(_PERSISTED_OPEN) and s.endswith(_PERSISTED_CLOSE)):
+        return None
+    body = s[len(_PERSISTED_OPEN):-len(_PERSISTED_CLOSE)]
+    where = _PERSISTED_PATH.search(body)
+    path = where.group("path") if where else None
+    head = _PREVIEW_HEAD.search(body)
+    if head is None:
+        return Persisted("", path, False)
+    rest = body[head.end():]
+    end = rest.rfind("\n...")
+    preview = rest[:end] if end >= 0 else rest.rstrip("\n")
+    return Persisted(preview, path, len(preview) >= PREVIEW_CHARS)
+
+
+def preview_text(p: Persisted) -> str:
+    """What a reader may take from a preview: whole lines only. A JSON result cut short is
+    closed where its last whole value (or, inside a string, its last whole line) ends, so the
+    readers see a JSON document holding just what the model saw; plain text loses the line the
+    cut fell in."""
+    s = p.preview
+    if s.lstrip()[:1] in ("{", "["):
+        try:
+            json.loads(s)
+            return s
+        except ValueError:
+            closed = close_json_prefix(s)
+            return json.dumps(closed, ensure_ascii=False) if closed is not None else ""
+    if p.cut and "\n" in s:
+        return s[:s.rfind("\n") + 1]
+    return "" if p.cut else s
+
+
+def close_json_prefix(s: str) -> Any:
+    """The JSON value of the first part of a document cut short, or None.
+
+    A string the cut falls in keeps its text up to its last ``\n`` escape (the lines before
+    the cut; a string cut in its first line becomes empty) and is closed; if that leaves no
+    valid document (the cut fell in a key, after a ``:``), or the cut fell in a number or a
+    literal (which may have lost digits), the document is closed at the last ``,`` before it
+    instead, dropping the partial member; open arrays and objects are closed in order."""
+    stack: list[str] = []
+    commas: list[tuple[int, str]] = []  # (position of a ',' outside strings, closers there)
+    in_str = esc = False
+    last_nl = -1
+    start = -1
+    for i, ch in enumerate(s):
+        if in_str:
+            if esc:
+                esc = False
+                if ch == "n":
+                    last_nl = i + 1
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str, start, last_nl = True, i, -1
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if stack:
+                stack.pop()
+        elif ch == ",":
+            commas.append((i, "".join(reversed(stack))))
+    closers = "".join(reversed(stack))
+    tries = []
+    if in_str:
+        keep = s[:last_nl] if last_nl > start else s[:start + 1]
+        tries.append(keep + '"' + closers)
+    elif s.rstrip()[-1:] in ("}", "]", '"'):
+        tries.append(s.rstrip() + closers)
+    # else the cut fell in a number or a literal, which may be incomplete: drop that member
+    tries.extend(s[:pos] + close for pos, close in reversed(commas))
+    for t in tries:
+        try:
+            return json.loads(t)
+        except ValueError:
+            continue
+    return None
+
+
 _RESOURCE = re.compile(r"^\[Resource from (?P<server>.+?) at (?P<uri>\S+)\] ", re.M)
 
 

@@ -136,7 +136,8 @@ def search(call: Call) -> Reading:
 
 def navigation(call: Call) -> Reading:
     """``go_to_definition`` / ``find_references``: search blocks where the result has them;
-    else every object carrying a file and numbered content (the generic reader's rule)."""
+    else every object carrying a file and numbered content (the generic reader's rule), whose
+    views are guesses: counted in ``guessed`` and in the warnings, as the generic reader's."""
     out = search(call)
     if out.views or out.mentions:
         return out
@@ -153,6 +154,12 @@ def navigation(call: Call) -> Reading:
             out.add(line_views(path, nums), repo_key(obj.get("repo")) or repo)
         else:
             out.mention(path)
+    if out.views:
+        # no real result of these tools has been seen: these views are guesses, counted as the
+        # generic reader's are
+        out.guessed = len(out.views)
+        out.warnings.append(f"mcp: {call.server}/{call.tool} without search blocks, read by the "
+                            f"generic reader's rule: {out.guessed} views guessed")
     return out
 
 
