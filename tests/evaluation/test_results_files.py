@@ -204,3 +204,16 @@ def test_the_fast_check_and_the_walk_agree(results: Path) -> None:
         assert loose == (_metric_problem(row[key], key, key, "", True) is None)
         checked += not fast
     assert checked > 100  # most damage is caught
+
+
+def test_a_row_writes_non_finite_floats_as_null_as_finite_would() -> None:
+    """JSON has no NaN: rows are written by orjson directly (no copy through ``finite``), which
+    must give the bytes the copy gave: NaN and the infinities as null, tuples as arrays."""
+    from ctxeval.evaluation.output.results import dumps_row, finite
+
+    nan, inf = float("nan"), float("inf")
+    row = {"a": nan, "b": (1.5, inf, -inf), "c": [{"d": nan, "e": 0.1}], "f": "x", "g": None,
+           "h": True, "i": 3}
+    assert dumps_row(row) == b'{"a":null,"b":[1.5,null,null],"c":[{"d":null,"e":0.1}],' \
+                             b'"f":"x","g":null,"h":true,"i":3}\n'
+    assert dumps_row(row) == dumps_row(finite(row))

@@ -5,6 +5,7 @@ claimed. The expected format of each file is written here from the corpus and pa
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 
 import pytest
@@ -162,3 +163,44 @@ def test_new_format_fixture_files_forced_through_every_adapter(tmp_path, fmt):
             for path in (src, cut):
                 with contextlib.suppress(AdapterError):
                     mod.read(path, ReadOptions(preset=preset))
+
+
+def test_the_registry_lists_every_adapter_module_in_detection_order():
+    """``REGISTRY`` is written out (detection imports an adapter only when it reaches it): it
+    must name every module of the package that is an adapter, with its ``FORMAT``, ordered by
+    ``PRIORITY`` and then format, as discovering the modules would order them."""
+    import importlib
+    import pkgutil
+
+    found = []
+    for info in pkgutil.iter_modules(adapters.__path__):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{adapters.__name__}.{info.name}")
+        if hasattr(mod, "FORMAT") and hasattr(mod, "read") and hasattr(mod, "detect"):
+            found.append((getattr(mod, "PRIORITY", 100), mod.FORMAT, info.name))
+    assert len(found) > 20  # the walk sees the adapters
+    assert list(adapters.REGISTRY) == [(name, fmt) for _p, fmt, name in sorted(found)]
+
+
+def test_detecting_a_neutral_file_imports_no_agent_adapter(tmp_path):
+    """A neutral trajectory is detected before any agent's format is imported (a fresh
+    interpreter: this one has imported them all)."""
+    import subprocess
+    import sys
+
+    from conftest import FIXTURES
+
+    runs = FIXTURES / "example" / "runs" / "agent-a.jsonl"
+    script = ("import json, sys\n"
+              "from pathlib import Path\n"
+              "from ctxeval.reading.adapters import detect\n"
+              f"print(detect(Path({str(runs)!r})).FORMAT)\n"
+              "print(json.dumps(sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+              "                        if m.startswith('ctxeval.reading.adapters.')\n"
+              "                        and not m.rsplit('.', 1)[1].startswith('_'))))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "neutral"
+    imported = json.loads(out[1])
+    assert "neutral" in imported and "swe_agent" not in imported and "atif" not in imported

@@ -39,9 +39,10 @@ def finite(obj: Any) -> Any:
 
 
 def dumps_row(row: dict[str, Any]) -> bytes:
-    """One JSONL line. orjson already writes NaN/Infinity as null; :func:`finite` makes that
-    explicit and independent of the serializer."""
-    return orjson.dumps(finite(row)) + b"\n"
+    """One JSONL line. orjson writes NaN and the infinities as null (JSON has no NaN), as
+    :func:`finite` would (tested): copying every row through it first cost a warm evaluation
+    of the real-history benchmark 8% of its CPU, for the same bytes."""
+    return orjson.dumps(row) + b"\n"
 
 
 #: Longest error message a row holds: messages quote their values in excerpts

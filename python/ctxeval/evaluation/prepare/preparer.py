@@ -445,18 +445,30 @@ class Preparer(PreparerBase):
                 lines.extend((fid, ln, ln) for ln in edit.lines)
         return {"files": files, "lines": lines}
 
-    @staticmethod
-    def _gold_patch(gold: GoldInstance, snap: RepoSnapshot
+    def _gold_patch(self, gold: GoldInstance, snap: RepoSnapshot
                     ) -> tuple[tuple[EditLocations, EditLocations] | None, list[str]]:
         """The gold patch's edit locations as written and where they apply at the base commit
         (the same object when every hunk applies where its header says), with what the row's
-        warnings must say: an unreadable patch, or hunks that apply at an offset."""
+        warnings must say: an unreadable patch, or hunks that apply at an offset.
+
+        Placing reads and splits every file the patch touches; the same patch on the same
+        file versions (each run's row of an instance) is placed once."""
         if not gold.patch:
             return None, []
         try:
             written = edit_locations(gold.patch, origin="gold patch")
         except PatchError as exc:
             return None, [f"gold patch: {exc}"]
+        key = ("goldplaced", gold.patch,
+               tuple(snap.blob_id(p) for p in written.files))
+        got = self.index_cache.get(key)
+        if got is None:
+            got = self.index_cache[key] = self._placed_gold(written, snap)
+        return got[0], list(got[1])
+
+    @staticmethod
+    def _placed_gold(written: EditLocations, snap: RepoSnapshot
+                     ) -> tuple[tuple[EditLocations, EditLocations], list[str]]:
         placed = placed_locations(written, snap.read)
         if placed is written:
             return (written, placed), []
