@@ -40,7 +40,8 @@ EXPECTED = [
     ("Bash", SUB, []),  # ls
     ("mcp__filesystem__read_text_file", None,
      [View("notes.md", None, None, text=(("    return frob(0);", "}"),))]),  # a tail: placed
-    ("Read", None, [View("notes.md", 1, 3)]),
+    # '     3→' is the empty string after the final newline, which Claude Code numbers too
+    ("Read", None, [View("notes.md", 1, 2)]),
     ("mcp__sourcegraph__sg_list_files", None, []),  # names files: mentions
     ("Write", None, []),
 ]

@@ -57,9 +57,10 @@ def test_claude_fixture() -> None:
     s = t.steps
     assert [x.tool for x in s] == ["Read", "Grep", "Grep", "Glob", "Read", "Bash", "Edit",
                                    "Write", "Edit"]
-    # Read offset=10 limit=5 printed lines 10-12 (end of file): the printed numbers win;
-    # the "99→" inside the system reminder is not at a line start
-    assert s[0].views == [View("src/calc.py", 10, 12)]
+    # Read offset=10 limit=5 printed lines 10-12, fewer than asked: the end of the file,
+    # whose final newline Claude Code numbers as an empty line 12 (not a line); the printed
+    # numbers win; the "99→" inside the system reminder is not at a line start
+    assert s[0].views == [View("src/calc.py", 10, 11)]
     assert s[1].views == []  # files_with_matches: a listing
     assert s[2].views == [View("src/calc.py", 10, 10), View("tests/test_calc.py", 4, 4)]
     assert s[3].views == []  # Glob: a listing
