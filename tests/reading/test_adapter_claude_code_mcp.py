@@ -40,7 +40,8 @@ EXPECTED = [
     ("Bash", SUB, []),  # ls
     ("mcp__filesystem__read_text_file", None,
      [View("notes.md", None, None, text=(("    return frob(0);", "}"),))]),  # a tail: placed
-    ("Read", None, [View("notes.md", 1, 3)]),
+    # '     3→' is the empty string after the final newline, which Claude Code numbers too
+    ("Read", None, [View("notes.md", 1, 2)]),
     ("mcp__sourcegraph__sg_list_files", None, []),  # names files: mentions
     ("Write", None, []),
 ]
@@ -290,3 +291,83 @@ def test_saved_search_result_credits_nothing_and_the_saved_file_is_no_view() -> 
 def test_a_command_on_other_files_is_read_as_usual() -> None:
     step, _ = _after_saved("Bash", {"command": "grep -n frob src/u.c"}, "7: frob();")
     assert step.views == [View("src/u.c", 7, 7)]
+
+
+def _cd_run(tmp_path: Path) -> tuple[Path, Path]:
+    """One self-written run in both of Harbor's forms (stream-json log and ATIF), with a ``cd``
+    in a Bash call, a relative grep after it, a Read by absolute path, a ``cd`` that fails, a
+    subshell ``cd``, and a ``cd`` out of the project that Claude Code undid. Shaped after
+    CodeContextBench's webclients MCP run (``cd applications/drive && yarn test``, then a Read).
+    The ATIF steps carry the directory each call ran in (``extra.cwd``), the log does not."""
+    root, sub = "/home/dev/proj", "/home/dev/proj/app"
+    calls = [  # (name, input, result text, directory the call ran in)
+        ("Bash", {"command": "cd app && make test 2>&1 | head -5"}, "make: no rule", root),
+        ("Bash", {"command": "grep -n 'let c' src/m.ts"}, "9:let c = 3;", sub),
+        ("Read", {"file_path": f"{sub}/src/m.ts", "offset": 3, "limit": 2},
+         "     3\u2192let a = 1;\n     4\u2192let b = 2;", sub),
+        ("Bash", {"command": "cd nowhere && ls"},
+         "/bin/bash: line 1: cd: nowhere: No such file or directory", sub),
+        ("Bash", {"command": "(cd src && ls) && sed -n '1,2p' src/n.ts"},
+         "m.ts\nn.ts\nlet d = 4;\nlet e = 5;", sub),
+        ("Bash", {"command": "cd /tmp && ls"}, "x\nShell cwd was reset to /home/dev/proj", sub),
+        ("Bash", {"command": "grep -n 'let c' app/src/m.ts"}, "9:let c = 3;", root),
+    ]
+    recs: list[dict] = [{"type": "system", "subtype": "init", "cwd": root, "session_id": "s",
+                         "tools": ["Bash", "Read"], "mcp_servers": [], "model": "claude-x",
+                         "claude_code_version": "2.1.63"}]
+    steps: list[dict] = [{"step_id": 1, "source": "user", "message": "task"}]
+    for k, (name, inp, text, cwd) in enumerate(calls):
+        block = {"type": "tool_use", "id": f"t{k}", "name": name, "input": inp}
+        recs.append({"type": "assistant", "session_id": "s", "parent_tool_use_id": None,
+                     "message": {"id": f"m{k}", "role": "assistant", "model": "claude-x",
+                                 "content": [block]}})
+        recs.append({"type": "user", "session_id": "s", "parent_tool_use_id": None,
+                     "message": {"role": "user", "content": [
+                         {"type": "tool_result", "tool_use_id": f"t{k}", "content": text}]}})
+        steps.append({"step_id": k + 2, "source": "agent", "message": "",
+                      "tool_calls": [{"tool_call_id": f"t{k}", "function_name": name,
+                                      "arguments": inp}],
+                      "observation": {"results": [{"source_call_id": f"t{k}",
+                                                   "content": text}]},
+                      "extra": {"cwd": cwd}})
+    recs.append({"type": "result", "subtype": "success", "session_id": "s",
+                 "usage": {"input_tokens": 1, "output_tokens": 1}})
+    log = tmp_path / "stream" / "claude-code.txt"
+    log.parent.mkdir()
+    log.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s",
+           "agent": {"name": "claude-code", "version": "2.1.63",
+                     "extra": {"cwds": [root, sub]}}, "steps": steps}
+    atif_file = tmp_path / "atif" / "trajectory.json"
+    atif_file.parent.mkdir()
+    atif_file.write_text(json.dumps(doc))
+    return log, atif_file
+
+
+def test_stream_json_follows_a_cd_as_the_atif_file_of_the_same_run(tmp_path: Path) -> None:
+    """The stream-json log keeps no directory per call: the reader follows the Bash tool's
+    shell (a top-level ``cd`` moves it for later calls; a failed one, one in a subshell, or
+    one Claude Code reset, does not), so that both forms of one run read alike."""
+    log, atif_file = _cd_run(tmp_path)
+    (s,) = claude_code_stream.read(log, ReadOptions())
+    (a,) = atif.read(atif_file, ReadOptions())
+    want = [[], [("app/src/m.ts", 9, 9)], [("app/src/m.ts", 3, 4)], [],
+            [("app/src/n.ts", 1, 2)], [], [("app/src/m.ts", 9, 9)]]
+    assert [[(v.file, v.start_line, v.end_line) for v in st.views] for st in s.steps] == want
+    assert [[(v.file, v.start_line, v.end_line) for v in st.views] for st in a.steps] == want
+    assert not any("directory the command does not name" in w
+                   for w in s.extra.get("read_warnings", []))
+
+
+def test_cwd_after() -> None:
+    from ctxeval.reading.shell import cwd_after
+
+    assert cwd_after("cd app && yarn test 2>&1 | head -50", "/w") == "/w/app"
+    assert cwd_after("ls", "/w") == "/w"
+    assert cwd_after("cd a; cd ../b", "/w") == "/w/b"
+    assert cwd_after("(cd a && ls)", "/w") == "/w"
+    assert cwd_after("bash -c 'cd a'", "/w") == "/w"
+    assert cwd_after("cd /opt/x && ls", "/w") == "/opt/x"
+    assert cwd_after('cd "my dir"', "/w") == "/w/my dir"
+    assert cwd_after("cd $HOME", "/w") is None
+    assert cwd_after("cd", "/w") is None

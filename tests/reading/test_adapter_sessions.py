@@ -57,9 +57,10 @@ def test_claude_fixture() -> None:
     s = t.steps
     assert [x.tool for x in s] == ["Read", "Grep", "Grep", "Glob", "Read", "Bash", "Edit",
                                    "Write", "Edit"]
-    # Read offset=10 limit=5 printed lines 10-12 (end of file): the printed numbers win;
-    # the "99→" inside the system reminder is not at a line start
-    assert s[0].views == [View("src/calc.py", 10, 12)]
+    # Read offset=10 limit=5 printed lines 10-12, fewer than asked: the end of the file,
+    # whose final newline Claude Code numbers as an empty line 12 (not a line); the printed
+    # numbers win; the "99→" inside the system reminder is not at a line start
+    assert s[0].views == [View("src/calc.py", 10, 11)]
     assert s[1].views == []  # files_with_matches: a listing
     assert s[2].views == [View("src/calc.py", 10, 10), View("tests/test_calc.py", 4, 4)]
     assert s[3].views == []  # Glob: a listing
@@ -324,3 +325,37 @@ def test_claude_session_after_a_cd_resolves_in_the_new_directory(tmp_path: Path)
     (t,) = claude_code.read(p, ReadOptions())
     assert [[(v.file, v.start_line, v.end_line) for v in s.views] for s in t.steps] == [
         [], [("app/src/m.ts", 9, 9)], [("app/src/m.ts", 3, 3)]]
+
+
+def test_claude_read_to_the_end_does_not_credit_the_line_after_the_final_newline(
+        tmp_path: Path) -> None:
+    """Claude Code numbers the empty string after a file's final newline (``   4→`` after line
+    3; its ``totalLines`` counts it). Shaped after CodeContextBench's ccx-dep-trace-002 baseline
+    (whole-file Reads followed by a ``<system-reminder>``). A Read that printed as many lines as
+    its ``limit`` may have stopped inside the file: an empty last line there is a real line."""
+    root = "/home/dev/proj"
+    rem = "\n\n<system-reminder>\nWhenever you read a file, consider it.\n</system-reminder>\n"
+    calls = [({"file_path": f"{root}/a.java"}, "     1→class A {\n     2→}\n     3→"),
+             ({"file_path": f"{root}/b.java", "offset": 2, "limit": 2},
+              "     2→int x;\n     3→"),
+             ({"file_path": f"{root}/c.java", "offset": 5, "limit": 10},
+              "     5→x\n     6→\n     7→"),
+             ({"file_path": f"{root}/d.java"}, "     1→}")]
+    recs: list[dict] = [{"type": "user", "sessionId": "s", "cwd": root, "uuid": "u0",
+                         "message": {"role": "user", "content": "task"}}]
+    for k, (inp, text) in enumerate(calls):
+        recs.append({"type": "assistant", "sessionId": "s", "cwd": root, "uuid": f"a{k}",
+                     "message": {"id": f"m{k}", "role": "assistant", "model": "claude-x",
+                                 "content": [{"type": "tool_use", "id": f"t{k}", "name": "Read",
+                                              "input": inp}]}})
+        recs.append({"type": "user", "sessionId": "s", "cwd": root, "uuid": f"r{k}",
+                     "message": {"role": "user", "content": [
+                         {"type": "tool_result", "tool_use_id": f"t{k}", "content": text + rem}]}})
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    (t,) = claude_code.read(p, ReadOptions())
+    assert [[(v.file, v.start_line, v.end_line) for v in s.views] for s in t.steps] == [
+        [("a.java", 1, 2)],   # 3 is past the final newline
+        [("b.java", 2, 3)],   # printed its limit: 3 may be a real empty line
+        [("c.java", 5, 6)],   # 6 is a real empty line, 7 past the end
+        [("d.java", 1, 1)]]   # no final newline: the last line is real

@@ -5,7 +5,9 @@ records). Each ``tool_use`` block of an assistant message is a step; its observa
 ``tool_result`` block with the same id in a later user message.
 
 - ``Read``: the result is ``cat -n`` style (``   N→code``, older versions ``N<TAB>code``); the
-  printed numbers win over ``offset``/``limit``. An error result shows nothing.
+  printed numbers win over ``offset``/``limit``. A Read that reached the end of the file
+  (fewer lines than its ``limit``, 2,000 by default) numbers the empty string after the final
+  newline too: that empty last line is not shown. An error result shows nothing.
 - ``Grep``: ``content`` mode with line numbers shows ``path:N:text`` hits (views); the default
   ``files_with_matches`` mode and ``Glob``/``LS`` are listings, not views.
 - ``Bash``: read by :func:`ctxeval.reading.shell.read_shell`.
@@ -317,7 +319,7 @@ def observe(step: Step, inp: dict[str, Any], text: str, is_error: bool, cwd: str
     if name == "Read":
         f = _rel(_under(cwd, _str(inp.get("file_path"))), base)
         if f:
-            step.views = _numbered(f, text)
+            step.views = _numbered(f, text, read_limit=_read_limit(inp))
     elif name == "Grep":
         step.views = _grep_views(inp, text, cwd, base)
     elif name == "Bash":
@@ -374,9 +376,31 @@ def structured_content(tool_use_result: Any) -> Any:
     return None
 
 
-def _numbered(f: str, text: str) -> list[View]:
-    nums = sorted({int(m.group(1)) for line in text.splitlines()
-                   if (m := _NUMBERED.match(line)) and int(m.group(1)) >= 1})
+#: the lines a Read without ``limit`` prints at most (Claude Code's default)
+READ_DEFAULT_LIMIT = 2000
+
+
+def _read_limit(inp: dict[str, Any]) -> int:
+    limit = inp.get("limit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        return limit
+    if isinstance(limit, str) and limit.strip().isdigit() and int(limit) > 0:
+        return int(limit)
+    return READ_DEFAULT_LIMIT
+
+
+def _numbered(f: str, text: str, *, read_limit: int | None = None) -> list[View]:
+    """Line views of ``N→text`` lines. For a Read (``read_limit``: the lines it could print),
+    a printout that stopped before the limit reached the end of the file, and an empty last
+    numbered line there is the empty string after the file's final newline, which Claude Code
+    numbers too (``   47→`` after line 46; its ``totalLines`` counts it): not a line."""
+    printed = [(int(m.group(1)), line[m.end():]) for line in text.splitlines()
+               if (m := _NUMBERED.match(line)) and int(m.group(1)) >= 1]
+    if read_limit is not None and printed and len(printed) < read_limit \
+            and not printed[-1][1].strip() and (len(printed) == 1 or
+                                                printed[-2][0] == printed[-1][0] - 1):
+        printed.pop()
+    nums = sorted({n for n, _ in printed})
     return [View(f, a, b) for a, b in line_runs(nums)]
 
 

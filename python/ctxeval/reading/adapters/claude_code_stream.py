@@ -16,6 +16,14 @@ One JSON record per line, written as the run goes: ``{"type": "system", "subtype
   the ``Task`` call; their steps follow the steps before them and are marked with the subagent
   (``<subagent_type>:<Task call id>``). The ``Task`` call itself shows the subagent's report,
   which is prose, not a view.
+- **Working directory.** The log keeps no directory per call (a session log's records and
+  Harbor's ATIF steps do): the reader follows Claude Code's Bash tool, whose shell keeps the
+  directory a command ends in for the next call (:func:`ctxeval.reading.shell.cwd_after`: the
+  command's top-level ``cd``/``pushd``, taken to succeed unless the output says ``cd: …: No
+  such file or directory``; ``Shell cwd was reset to <dir>`` in a result puts it back). A
+  call's relative paths are its directory's; views stay relative to the session's ``cwd``
+  (the repository), as the ATIF and session-log readers have them. A ``cd`` to a directory
+  the command does not name leaves the directory as it was, with a warning.
 - Usage: per assistant message, once per message id (a message is written once per content
   block); the run's usage is the ``result`` record's (input counting cache reads and writes,
   ``total_cost_usd``), else the sum of the messages'.
@@ -38,6 +46,7 @@ from typing import Any
 from ...errors import AdapterError
 from ...model import Step, Trajectory, Usage
 from ..mcp import McpRun
+from ..shell import cwd_after
 from . import ReadOptions
 from ._sessions import harbor_task, mark_views_after_edits
 from ._sessions import nonempty_str as _str
@@ -52,6 +61,8 @@ HARBOR_LOG = "claude-code.txt"
 _TYPES = ("system", "assistant", "user", "result")
 _FIRST = re.compile(rb'^\{"type":"(system|assistant|user|result)"')
 _SUBAGENT_TOOLS = ("Task", "Agent")
+_RESET = re.compile(r"^Shell cwd was reset to (/\S*)\s*$", re.M)
+_CD_FAILED = re.compile(r"\bcd: .*: (?:No such file or directory|Not a directory)")
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -136,6 +147,9 @@ def read_stream(path: Path) -> StreamRun:
     usage_by_msg: dict[str, Usage | None] = {}
     charged: set[str] = set()
     final: dict[str, Any] | None = None
+    shell_cwd: str | None = None  # Bash's directory now (the log keeps none per call)
+    ran_in: dict[str, str | None] = {}  # the directory each call ran in
+    unknown_cd = 0
     for lineno, rec in records:
         kind = rec.get("type")
         if run.session_id is None and isinstance(rec.get("session_id"), str):
@@ -171,7 +185,8 @@ def read_stream(path: Path) -> StreamRun:
                                        path=str(path), line=lineno,
                                        field="message.content.tool_use")
                 inp = block.get("input") if isinstance(block.get("input"), dict) else {}
-                step = call_step(name, inp, 0, run.cwd)
+                ran_in[tid] = shell_cwd or run.cwd
+                step = call_step(name, inp, 0, ran_in[tid], root=run.cwd)
                 if mid not in charged and mid in usage_by_msg:
                     step.usage = usage_by_msg[mid]
                     charged.add(mid)
@@ -204,9 +219,23 @@ def read_stream(path: Path) -> StreamRun:
                     run.subagents[parent][at] = RawCall(raw_call.call_id, raw_call.name,
                                                         raw_call.args, run.results[tid],
                                                         raw_call.usage)
-                observe(step, calls[tid], shown, failed, run.cwd, mcp=mcp,
-                        structured=structured)
+                observe(step, calls[tid], shown, failed, ran_in.get(tid, run.cwd), mcp=mcp,
+                        structured=structured, root=run.cwd)
+                command = calls[tid].get("command") if step.tool == "Bash" else None
+                if isinstance(command, str) and (shell_cwd or run.cwd):
+                    reset = _RESET.findall(shown)
+                    if reset:
+                        shell_cwd = reset[-1]
+                    elif not _CD_FAILED.search(shown):
+                        moved = cwd_after(command, ran_in.get(tid) or run.cwd or "")
+                        if moved is None:
+                            unknown_cd += 1
+                        else:
+                            shell_cwd = moved
     run.warnings.extend(mcp.finish())
+    if unknown_cd:
+        run.warnings.append(f"claude-code stream: {unknown_cd} Bash calls changed to a directory "
+                            "the command does not name; later calls kept the one before")
     for k, s in enumerate(run.steps):
         s.index = k
     run.usage = _final_usage(final, usage_by_msg)

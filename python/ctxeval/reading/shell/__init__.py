@@ -65,7 +65,7 @@ module            commands
 ================  ===========================================================================
 """
 
-from .lexer import split_commands
+from .lexer import cwd_after, split_commands
 from .reader import ShellReading, read_shell
 
-__all__ = ["ShellReading", "read_shell", "split_commands"]
+__all__ = ["ShellReading", "cwd_after", "read_shell", "split_commands"]

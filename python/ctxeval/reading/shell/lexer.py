@@ -8,6 +8,7 @@ shell would expand (variables, globs, substitutions) are marked with ``_DYNAMIC`
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -332,6 +333,37 @@ def split_commands(command: str) -> list[list[str]]:
     for sub in subs:
         out.extend(_plain(s.argv) for s in _simples(sub) if s.argv)
     return out
+
+
+def cwd_after(command: str, cwd: str) -> str | None:
+    """The directory a persistent shell is in after running ``command`` from ``cwd``, as its
+    top-level ``cd`` and ``pushd`` commands say, each taken to succeed (those in a subshell,
+    ``( … )`` or ``bash -c``, do not move it): ``cwd`` when it has none, None when one goes
+    somewhere the command does not name (``cd`` alone, ``cd -``, ``cd $D``, ``popd``).
+
+    For logs that keep no directory per call (Claude Code's stream-json): its Bash tool keeps
+    the directory a command ends in for the next one."""
+    try:
+        pipelines = _parse(command, [])
+    except RecursionError:
+        return None
+    cur: str | None = cwd
+    for pl in pipelines:
+        if len(pl.parts) != 1 or isinstance(pl.parts[0], _Group):
+            continue
+        argv = pl.parts[0].argv
+        if argv and argv[0] == "popd":
+            cur = None
+        if not argv or argv[0] not in ("cd", "pushd"):
+            continue
+        target = next((a for a in argv[1:] if not a.startswith("-")), None)
+        if target is None or _DYNAMIC in target or target == "-":
+            cur = None
+        elif target.startswith("/"):
+            cur = posixpath.normpath(target)
+        elif cur is not None:
+            cur = posixpath.normpath(posixpath.join(cur, target))
+    return cur
 
 
 def _plain(argv: list[str]) -> list[str]:
