@@ -133,3 +133,64 @@ def test_rankings_are_present_on_other_formats(traj: str, tmp_path: Path) -> Non
         assert before["input_tokens"] is None
     else:
         assert isinstance(before["input_tokens"], int)
+
+
+def _django_fields_stub(root: Path) -> None:
+    """``django/db/models/fields/__init__.py`` at the instance's base commit, reduced to what
+    the hand count needs: ``Field`` (lines 100-320) with ``__init__`` at 158, ``check`` at 200
+    and ``_check_choices`` at 244-300 (its nested ``is_value`` at 245, as the gold patch's hunk
+    headers name it), then ``CharField`` with ``__init__``, ``check`` at 954 and
+    ``_check_max_length_attribute`` at 960, at the lines Agentless names."""
+    lines = ["#"] * 1000
+    lines[99] = "class Field:"
+    for i in range(100, 320):
+        lines[i] = "    x = 1"
+    for at, name in ((158, "__init__"), (200, "check")):
+        lines[at - 1] = f"    def {name}(self):"
+        lines[at] = "        return 1"
+    lines[243] = "    def _check_choices(self):"
+    lines[244] = "        def is_value(value, accept_promise=True):"
+    lines[245] = "            return True"
+    for i in range(246, 300):
+        lines[i] = "        y = 1"
+    lines[320] = "class CharField(Field):"
+    for i in range(321, 1000):
+        lines[i] = "    z = 1"
+    for at, name in ((330, "__init__"), (954, "check"), (960, "_check_max_length_attribute")):
+        lines[at - 1] = f"    def {name}(self):"
+        lines[at] = "        return 1"
+    f = root / "django" / "db" / "models" / "fields" / "__init__.py"
+    f.parent.mkdir(parents=True)
+    f.write_text("\n".join(lines) + "\n")
+
+
+def test_agentless_django_11742_by_hand(tmp_path: Path) -> None:
+    """Hand count from ``agentless_v1_gpt4o__loc_outputs.jsonl`` (Agentless's own ranked
+    output, the ranking declared, not derived from steps): ``found_files`` ranks
+    ``fields/__init__.py`` (the gold patch's one file) first of 4. Its functions, in the order
+    of its four ``found_edit_locs`` samples and then ``found_related_locs``, each once:
+    ``Field._check_choices``, ``Field.__init__``, ``CharField._check_max_length_attribute``,
+    ``CharField.check``, ``Field.check``, ``CharField.__init__`` (6); its modules ``Field``,
+    ``CharField``. The gold patch adds lines inside ``Field._check_choices`` only (around 260
+    and 273-290; its nested ``is_value`` is not a function of its own): module gold
+    ``Field``, function gold ``Field._check_choices``, both ranked first. So every level has
+    MRR 1 and Acc@1 1; function Precision@3 1/3."""
+    traj = CORPUS / "django__django-11742" / "trajs" / "agentless_v1_gpt4o__loc_outputs.jsonl"
+    no_repo = tmp_path / "bare"
+    (no_repo / "repos").mkdir(parents=True)
+    [row] = _rows(no_repo, "django__django-11742", traj)
+    assert row["status"] == "error" and row["error"]["kind"] == "missing_repo"
+    rk = row["ranking"]  # a localiser's file ranking needs no repository
+    assert rk["source"] == "declared" and rk["repository"] is False
+    assert (rk["file"]["mrr"], rk["file"]["acc@1"], rk["file"]["pred_size"]) == (1.0, 1.0, 4)
+    assert rk["module"] is None and rk["function"] is None
+
+    _django_fields_stub(tmp_path / "repos" / "django__django-11742")
+    [row] = _rows(tmp_path, "django__django-11742", traj)
+    rk = row["ranking"]
+    assert rk["source"] == "declared" and rk["gold"] == "patch"
+    for level, pred in (("file", 4), ("module", 2), ("function", 6)):
+        got = rk[level]
+        assert (got["gold_size"], got["pred_size"]) == (1, pred), level
+        assert got["mrr"] == got["acc@1"] == got["acc@5"] == got["ndcg@10"] == 1.0, level
+    assert rk["function"]["precision@3"] == pytest.approx(1 / 3)
