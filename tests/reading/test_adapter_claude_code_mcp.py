@@ -371,3 +371,4 @@ def test_cwd_after() -> None:
     assert cwd_after('cd "my dir"', "/w") == "/w/my dir"
     assert cwd_after("cd $HOME", "/w") is None
     assert cwd_after("cd", "/w") is None
+    assert cwd_after("cd ~/src", "/w") is None  # the home directory: not named here

@@ -339,7 +339,7 @@ def cwd_after(command: str, cwd: str) -> str | None:
     """The directory a persistent shell is in after running ``command`` from ``cwd``, as its
     top-level ``cd`` and ``pushd`` commands say, each taken to succeed (those in a subshell,
     ``( … )`` or ``bash -c``, do not move it): ``cwd`` when it has none, None when one goes
-    somewhere the command does not name (``cd`` alone, ``cd -``, ``cd $D``, ``popd``).
+    somewhere the command does not name (``cd`` alone, ``cd -``, ``cd ~``, ``cd $D``, ``popd``).
 
     For logs that keep no directory per call (Claude Code's stream-json): its Bash tool keeps
     the directory a command ends in for the next one."""
@@ -357,7 +357,7 @@ def cwd_after(command: str, cwd: str) -> str | None:
         if not argv or argv[0] not in ("cd", "pushd"):
             continue
         target = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if target is None or _DYNAMIC in target or target == "-":
+        if target is None or _DYNAMIC in target or target == "-" or target.startswith("~"):
             cur = None
         elif target.startswith("/"):
             cur = posixpath.normpath(target)
