@@ -63,7 +63,9 @@ Consecutive steps with the same prompt, cached and cache-creation tokens are one
 counted once, with its largest ``completion_tokens`` (the last block's), its input counting
 cache writes as the session log's does, and charged to its first call. The run's usage is the
 stream-json log's ``result`` record when the log is beside the file, else the sum of its
-messages when the file has several blocks per message, else ``final_metrics``.
+messages when the file has several blocks per message, else ``final_metrics``. The blocks of
+a message come in the order their results came back (parallel calls), each stamped with the
+time it was streamed: they are read in that time's order, the order of the stream-json log.
 """
 
 from __future__ import annotations
