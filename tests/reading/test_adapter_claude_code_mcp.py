@@ -372,3 +372,93 @@ def test_cwd_after() -> None:
     assert cwd_after("cd $HOME", "/w") is None
     assert cwd_after("cd", "/w") is None
     assert cwd_after("cd ~/src", "/w") is None  # the home directory: not named here
+
+
+def _parallel_run(tmp_path: Path, *, stamps: bool = True) -> tuple[Path, Path]:
+    """One self-written run in both forms with a message of three parallel Reads whose results
+    came back out of order, then a message of one Bash call. Shaped after CodeContextBench's
+    pytorch baseline: the stream-json log has the tool_use blocks in the order the model wrote
+    them and the results as they came back; Harbor's ATIF writes the calls of the message in
+    the order of their results, each step stamped with the time its block was streamed, and
+    every step of the message with the message's metrics."""
+    root = "/home/dev/proj"
+    reads = [("t0", "src/alpha.py", "     1\u2192import os\n     2\u2192"),
+             ("t1", "src/beta.py", "     1\u2192x = 1\n     2\u2192y = 2\n     3\u2192"),
+             ("t2", "src/gamma.py", "     1\u2192def f():\n     2\u2192    pass")]
+    answered = ["t0", "t2", "t1"]
+    when = {"t0": "2026-01-05T10:00:01.100Z", "t1": "2026-01-05T10:00:01.300Z",
+            "t2": "2026-01-05T10:00:01.500Z", "t3": "2026-01-05T10:00:00.900Z"}
+    text = {tid: body for tid, _, body in reads}
+    recs: list[dict] = [{"type": "system", "subtype": "init", "cwd": root, "session_id": "s",
+                         "tools": ["Bash", "Read"], "mcp_servers": [], "model": "claude-x",
+                         "claude_code_version": "2.1.63"}]
+    for tid, path, _ in reads:
+        recs.append({"type": "assistant", "session_id": "s", "parent_tool_use_id": None,
+                     "message": {"id": "m0", "role": "assistant", "model": "claude-x",
+                                 "content": [{"type": "tool_use", "id": tid, "name": "Read",
+                                              "input": {"file_path": f"{root}/{path}"}}]}})
+    for tid in answered:
+        recs.append({"type": "user", "session_id": "s", "parent_tool_use_id": None,
+                     "message": {"role": "user", "content": [
+                         {"type": "tool_result", "tool_use_id": tid, "content": text[tid]}]}})
+    grep = {"command": "grep -n 'y =' src/beta.py"}
+    recs.append({"type": "assistant", "session_id": "s", "parent_tool_use_id": None,
+                 "message": {"id": "m1", "role": "assistant", "model": "claude-x",
+                             "content": [{"type": "tool_use", "id": "t3", "name": "Bash",
+                                          "input": grep}]}})
+    recs.append({"type": "user", "session_id": "s", "parent_tool_use_id": None,
+                 "message": {"role": "user", "content": [
+                     {"type": "tool_result", "tool_use_id": "t3", "content": "2:y = 2"}]}})
+    log = tmp_path / "stream" / "claude-code.txt"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    path_of = {tid: path for tid, path, _ in reads}
+
+    def step(k: int, tid: str, name: str, args: dict, out: str, prompt: int) -> dict:
+        st = {"step_id": k, "source": "agent", "message": f"Executed {name} {tid}",
+              "tool_calls": [{"tool_call_id": tid, "function_name": name, "arguments": args}],
+              "observation": {"results": [{"source_call_id": tid, "content": out}]},
+              "metrics": {"prompt_tokens": prompt, "completion_tokens": 1, "cached_tokens": 7,
+                          "extra": {"cache_creation_input_tokens": 3,
+                                    "cache_read_input_tokens": 7}},
+              "extra": {"cwd": root}}
+        if stamps:
+            st["timestamp"] = when[tid]
+        return st
+
+    steps = [{"step_id": 1, "source": "user", "message": "task"}]
+    steps += [step(k + 2, tid, "Read", {"file_path": f"{root}/{path_of[tid]}"}, text[tid], 20)
+              for k, tid in enumerate(answered)]
+    # a later message stamped earlier (a clock step) stays where it is
+    steps.append(step(5, "t3", "Bash", grep, "2:y = 2", 40))
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s",
+           "agent": {"name": "claude-code", "version": "2.1.63", "extra": {"cwds": [root]}},
+           "steps": steps}
+    atif_file = tmp_path / "atif" / "trajectory.json"
+    atif_file.parent.mkdir()
+    atif_file.write_text(json.dumps(doc))
+    return log, atif_file
+
+
+def _views(t) -> list[list[tuple[str, int | None, int | None]]]:
+    return [[(v.file, v.start_line, v.end_line) for v in st.views] for st in t.steps]
+
+
+def test_parallel_calls_read_in_the_order_they_were_made_in_both_forms(tmp_path: Path) -> None:
+    log, atif_file = _parallel_run(tmp_path)
+    want = [[("src/alpha.py", 1, 1)], [("src/beta.py", 1, 2)], [("src/gamma.py", 1, 2)],
+            [("src/beta.py", 2, 2)]]
+    (s,) = claude_code_stream.read(log, ReadOptions())
+    (a,) = atif.read(atif_file, ReadOptions())
+    assert _views(s) == want
+    assert _views(a) == want
+    assert [st.index for st in a.steps] == [0, 1, 2, 3]
+    # the message's usage is charged once, to its first call
+    assert a.steps[0].usage is not None and a.steps[1].usage is None
+
+
+def test_parallel_calls_without_timestamps_keep_the_files_order(tmp_path: Path) -> None:
+    _, atif_file = _parallel_run(tmp_path, stamps=False)
+    (a,) = atif.read(atif_file, ReadOptions())
+    assert _views(a) == [[("src/alpha.py", 1, 1)], [("src/gamma.py", 1, 2)],
+                         [("src/beta.py", 1, 2)], [("src/beta.py", 2, 2)]]

@@ -63,7 +63,9 @@ Consecutive steps with the same prompt, cached and cache-creation tokens are one
 counted once, with its largest ``completion_tokens`` (the last block's), its input counting
 cache writes as the session log's does, and charged to its first call. The run's usage is the
 stream-json log's ``result`` record when the log is beside the file, else the sum of its
-messages when the file has several blocks per message, else ``final_metrics``.
+messages when the file has several blocks per message, else ``final_metrics``. The blocks of
+a message come in the order their results came back (parallel calls), each stamped with the
+time it was streamed: they are read in that time's order, the order of the stream-json log.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -362,7 +365,8 @@ def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = No
     # paths are the repository's: relative to the session's starting directory, which a
     # ``cd`` in a Bash call does not move (the step's ``extra.cwd`` follows it)
     root = _cwd(doc, None) or next((_cwd(doc, t.step) for t in turns), None)
-    for pos, t in enumerate(turns):
+    for pos, i in _emission_order(turns, msg):
+        t = turns[i]
         cwd = _cwd(doc, t.step)
         ex = t.step.get("extra") if isinstance(t.step.get("extra"), dict) else {}
         sub = (_str_or_none(ex.get("agent_id")) or "sidechain") \
@@ -398,6 +402,42 @@ def _claude_code(doc: dict[str, Any], turns: list[_Turn], file: Path | None = No
         out = _sidechains_in_time(turns, out)
     mark_views_after_edits([s for _, s in out])
     return out
+
+
+def _emission_order(turns: list[_Turn], msg: list[int]) -> list[tuple[int, int]]:
+    """(slot, turn) pairs: the turns in the order Claude Code made the calls.
+
+    Harbor writes the blocks of one API message (thinking, text, parallel tool calls) as
+    consecutive steps in the order their results came back, each stamped with the time its
+    block was streamed: within a message the steps are put back in that order (a stable sort on
+    the timestamps, only when every step of the message has one that parses), into the same
+    slots, so that the ATIF file and the stream-json log of a run number its calls alike."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    while start < len(turns):
+        end = start
+        while end + 1 < len(turns) and msg[end + 1] == msg[start]:
+            end += 1
+        slots = list(range(start, end + 1))
+        stamps = [_timestamp(turns[k].step) for k in slots]
+        known = [x for x in stamps if x is not None]
+        order = slots
+        if len(slots) > 1 and len(known) == len(slots):
+            order = [k for _, k in sorted(zip(known, slots, strict=True), key=lambda p: p[0])]
+        out.extend(zip(slots, order, strict=True))
+        start = end + 1
+    return out
+
+
+def _timestamp(st: dict[str, Any]) -> datetime | None:
+    v = st.get("timestamp")
+    if not isinstance(v, str) or not v:
+        return None
+    try:
+        t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def _str_or_none(v: Any) -> str | None:
