@@ -109,12 +109,16 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     # An evaluation may write no row (nothing readable; then no file is left): that is its
     # result, not an error. An output that is not a file (a pipe) is not read back.
     path = Path(out)  # type: ignore[arg-type]
-    rows = list(read_rows(path, allow_empty=True)) if path.is_file() else []
+    from .evaluation.output.outfile import is_parquet
+
+    readable = path.is_file() or (path.is_dir() and is_parquet(path))  # a Ray dataset
+    rows = list(read_rows(path, allow_empty=True)) if readable else []
     return Evaluation(rows, summary, path)
 
 
 def load_results(results: Paths, *, to: str = "arrow") -> Any:
-    """Results files (JSONL or Parquet, any mix) as one table with the typed, flattened
+    """Results files (JSONL, Parquet, or the Ray engine's Parquet dataset directories; any mix)
+    as one table with the typed, flattened
     columns of ``docs/results-parquet.md``: a pyarrow Table (``to="arrow"``), or a pandas or
     polars DataFrame (``to="pandas"``/``"polars"``, when that library is installed).
 

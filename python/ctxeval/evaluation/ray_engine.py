@@ -15,10 +15,15 @@ evaluation is spread over a Ray cluster; the rows are the local engine's, in inp
   as the actor. The stages stay fused in the actor: a planned instance holds open readers of
   its repository, which do not travel between processes, and the extract stage's work is
   mostly already in the cache.
-* **driver**: the units come back in input order (Ray Data's ``preserve_order``); the driver
-  applies what only a whole run knows (an unreadable input named after an instance an earlier
-  input covered gives no row; ``--all-gold`` rows), writes JSONL or Parquet by the suffix of
-  ``--out`` and the ``.meta.json`` sidecar, and sums the summary.
+* **output**: a Parquet ``--out`` (``.parquet``, ``.pq``) is a **dataset directory**
+  (:mod:`ctxeval.evaluation.output.results_dataset`): each actor writes each unit's rows as a
+  part file, and sends back only each row's run, instance, input and status. A JSONL ``--out``
+  or standard output: the actors send the rows, and the driver writes them (one core).
+* **driver**: the units' reports come back in input order (Ray Data's ``preserve_order``);
+  the driver applies what only a whole run knows (an unreadable input named after an instance
+  an earlier input covered gives no row; one row per run and instance; ``--all-gold`` rows,
+  which it makes and writes as a part of their own), moves each part into the dataset (a
+  rename; a rewrite only when it drops a row), writes the ``.meta.json`` and sums the summary.
 
 A unit is re-run whole when its actor dies (Ray restarts the actor and retries the task), and
 its rows are delivered once: no row is lost or duplicated.
@@ -44,7 +49,8 @@ from ..reading.inputs import list_inputs
 from ..truth.gold import GoldSet, load_gold
 from .output.destination import Destination
 from .output.meta import command_line
-from .output.results import RowWriter
+from .output.results import RowWriter, finite
+from .output.results_dataset import DatasetOutput, run_end_part, unit_part, write_part
 from .prepare.preparer import FinalPolicy
 from .run import RunSpec, Summary, _Progress, settings_of, start
 from .scorer import Scorer
@@ -178,8 +184,14 @@ class UnitEvaluator:
                  text: bool, cache_dir: str | None, incremental: bool,
                  skip: set[tuple[str, str]],
                  on_unit: Callable[[dict[str, Any]], None] | None = None,
-                 git_timeout: float | None = None) -> None:
+                 git_timeout: float | None = None, parts: str | None = None,
+                 generation: int = 0) -> None:
         self.runs = list(runs)
+        #: Where this actor writes each unit's rows as a part file (a dataset ``--out``,
+        #: :mod:`ctxeval.evaluation.output.results_dataset`); None: the rows go back to the
+        #: driver.
+        self.parts = Path(parts) if parts is not None else None
+        self.generation = generation
         self.fmt = fmt
         self.preset = preset
         self.skip = skip
@@ -198,7 +210,14 @@ class UnitEvaluator:
         for seq, unit in zip(batch["seq"], batch["unit"], strict=True):
             got, info = self.unit(orjson.loads(unit))
             seqs.append(int(seq))
-            rows.append(b"".join(orjson.dumps(r) + b"\n" for r in got))
+            if self.parts is None:
+                rows.append(b"".join(orjson.dumps(r) + b"\n" for r in got))
+            else:
+                if got:  # as JSON would hold them (no NaN), as in the local engine's file
+                    write_part(self.parts / unit_part(self.generation, int(seq)),
+                               [finite(r) for r in got])
+                info["keys"] = [_keys(r) for r in got]
+                rows.append(b"")
             infos.append(orjson.dumps(info).decode())
         return {"seq": seqs, "rows": rows, "info": infos}
 
@@ -283,6 +302,16 @@ class UnitEvaluator:
 
     def close(self) -> None:
         self.scorer.close()
+
+
+def _keys(row: dict[str, Any]) -> dict[str, Any]:
+    """What the driver needs of a row an actor wrote into a part: to decide whether the local
+    engine would write it (:meth:`_Runs.keep`) and to count it in the summary."""
+    out = {k: row[k] for k in ("instance_id", "gold_instance_id", "pred_file", "status")
+           if k in row}
+    if row.get("status") == "error":
+        out["error"] = row.get("error")
+    return out
 
 
 def _renamed(rows: list[dict[str, Any]], summary: Summary, local: str, uri: str
@@ -390,7 +419,8 @@ def _ordered(
                                f"{expect} was due")
         expect += 1
         rows = [orjson.loads(line) for line in bytes(rec["rows"]).splitlines()]
-        yield rows, orjson.loads(rec["info"])
+        info = orjson.loads(rec["info"])
+        yield info.pop("keys", rows), info
     if expect != len(units):
         raise RuntimeError(f"the Ray pipeline returned {expect} of {len(units)} units")
 
@@ -417,7 +447,10 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     t0 = time.monotonic()
     # Held before anything is read (:mod:`ctxeval.evaluation.output.destination`), as by the
     # local engine.
-    dest = Destination.open(out, stream=stream, resume=resume)
+    dataset = out is not None and stream is None and \
+        Path(out).suffix.lower() in (".parquet", ".pq")
+    dest: Any = DatasetOutput.open(out, resume=resume) if dataset else \
+        Destination.open(out, stream=stream, resume=resume)
     scratch = Path(tempfile.mkdtemp(prefix="ctxeval-driver-"))
     try:
         local_gold, gold_names = _localized_gold(gold, scratch)
@@ -431,17 +464,24 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                               say=progress if notices is None else notices)
         skip = kept.done()
         units = plan_units(runs, fmt)
+        parts = dest.start() if dataset else None
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
         actors = jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        actors = max(1, min(actors, len(units)))  # no actor without a unit to evaluate
         kwargs = {"gold": gold_set, "runs": list(runs),
                   "repos": str(repos) if repos is not None else None, "fetch": fetch,
                   "preset": preset, "final_policy": final_policy, "fmt": fmt, "text": text,
                   "cache_dir": str(cache_dir) if cache_dir is not None else None,
                   "incremental": incremental, "skip": skip,
-                  "on_unit": on_unit, "git_timeout": git_timeout}
+                  "on_unit": on_unit, "git_timeout": git_timeout,
+                  "parts": str(parts) if parts is not None else None,
+                  "generation": dest.generation if dataset else 0}
         writer = RowWriter(dest)
+        # Where each run's driver-made rows go in a dataset: before the next run's first unit.
+        ends = [sum(1 for u in units if u["run"] <= r) for r in range(len(runs))]
+        emit = _Emit(writer, dest if dataset else None, ends)
         bar = _Progress(sys.stderr, progress)
         bar.begin("ray", len(units))
         stats: dict[str, int] = {}
@@ -456,13 +496,19 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                 while done_run < r - 1:  # runs without units of their own
                     done_run += 1
                     local = _close_run(done_run, runs, tracked, summary, all_gold, skip,
-                                       writer, local, kwargs)
+                                       emit, local, kwargs)
                 done_run = max(done_run, r - 1)
-                for row in rows:
-                    if tracked[r].keep(row, info["failure"], k):
-                        writer.write(row, parsed=True)
+                keep = [tracked[r].keep(row, info["failure"], k) for row in rows]
+                for row, kept_row in zip(rows, keep, strict=True):
+                    if kept_row:
+                        if dataset:
+                            writer.count(row)
+                        else:
+                            writer.write(row, parsed=True)
                         if (row.get("error") or {}).get("kind") == "missing_gold":
                             summary.without_gold.append(str(row["instance_id"]))
+                if dataset and rows:
+                    dest.take(unit_part(dest.generation, k), keep)
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.duplicates.extend(info.get("duplicates") or [])
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
@@ -471,7 +517,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                 bar.instances += len(rows)
                 bar.input_done()
             for r in range(done_run + 1, len(runs)):
-                local = _close_run(r, runs, tracked, summary, all_gold, skip, writer, local,
+                local = _close_run(r, runs, tracked, summary, all_gold, skip, emit, local,
                                    kwargs)
             writer.flush()
         finally:
@@ -496,8 +542,28 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         dest.close()
 
 
+class _Emit:
+    """Where the driver's own rows go: through the writer (a file, a stream), or, for a
+    dataset, into a part of their own at the end of their run (and counted)."""
+
+    def __init__(self, writer: RowWriter, dataset: DatasetOutput | None, ends: list[int]
+                 ) -> None:
+        self.writer = writer
+        self.dataset = dataset
+        self.ends = ends
+
+    def rows(self, r: int, rows: list[dict[str, Any]]) -> None:
+        if self.dataset is None:
+            for row in rows:
+                self.writer.write(row)
+            return
+        self.dataset.write(run_end_part(self.dataset.generation, self.ends[r], r), rows)
+        for row in rows:
+            self.writer.count(row)
+
+
 def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: Summary,
-               all_gold: bool, skip: set[tuple[str, str]], writer: RowWriter,
+               all_gold: bool, skip: set[tuple[str, str]], emit: _Emit,
                local: UnitEvaluator | None, kwargs: dict[str, Any]) -> UnitEvaluator | None:
     """A run's last rows (``--all-gold``: a failure row per gold instance it lacks, scored
     here: they need no trajectory) and its line of the summary."""
@@ -507,13 +573,14 @@ def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: S
         missing = [g.instance_id for g in t.gold.instances
                    if g.instance_id not in t.covered and (name, g.instance_id) not in skip]
         if missing:
-            local = local or UnitEvaluator(**kwargs)
+            local = local or UnitEvaluator(**{**kwargs, "parts": None})
+            made: list[dict[str, Any]] = []
             for k in range(0, len(missing), 64):
                 chunk = missing[k:k + 64]
-                for row in local.ev.rows_of([], name, failed=[
-                        (gid, "no trajectory for this instance") for gid in chunk]):
-                    writer.write(row)
+                made.extend(local.ev.rows_of([], name, failed=[
+                    (gid, "no trajectory for this instance") for gid in chunk]))
                 t.covered.update(chunk)
+            emit.rows(r, made)
     summary.uncovered[name] = sum(1 for g in t.gold.instances
                                   if g.instance_id not in t.covered)
     return local
