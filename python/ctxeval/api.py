@@ -94,11 +94,10 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
         text=text, cache_dir=cache_dir, incremental=incremental, argv=[],
         git_timeout=git_timeout)
     if engine == "ray":
-        if views:
-            raise ValueError("views=True is not available with engine='ray'")
         from .evaluation.ray_engine import evaluate as evaluate_ray
 
-        summary = evaluate_ray(**options, jobs=None if jobs == 1 else jobs, address=address)
+        summary = evaluate_ray(**options, jobs=None if jobs == 1 else jobs, address=address,
+                               views=views and out is not None)
     elif engine == "local":
         summary = _evaluate(**options, jobs=jobs, views=views)
     else:

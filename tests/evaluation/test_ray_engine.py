@@ -60,11 +60,11 @@ def _both(tmp_path: Path, *, runs: list[RunSpec], gold: list[str], repos: str | 
 def _is_dataset(path: Path) -> list[str]:
     """The part names of the Ray engine's Parquet output: a directory of parts the actors
     wrote, nothing else left in it."""
-    from ctxeval.evaluation.output.results_dataset import PART
+    from ctxeval.evaluation.output.results_dataset import PART, VIEWS_PART
 
     assert path.is_dir()
     names = sorted(p.name for p in path.iterdir())
-    assert names and all(PART.match(n) for n in names), names
+    assert names and all(PART.match(n) or VIEWS_PART.match(n) for n in names), names
     meta = json.loads(path.with_name(path.name + ".meta.json").read_text())
     assert meta["output"]["kind"] == "dataset"
     return names
@@ -353,3 +353,33 @@ def test_a_local_parquet_file_is_replaced_by_the_dataset(ray_local, tmp_path):
                            repos=str(EX / "repos"), out=out, progress=False, jobs=2)
     assert summary.replaced == 4
     assert out.is_dir() and list(read_rows(out)) == rows
+
+
+def test_views_under_ray_are_the_local_sidecar_in_parts(ray_local, tmp_path, capsys):
+    """``--views``: each actor writes its rows' views records beside their part (the driver
+    those of ``--all-gold``'s rows); read in order, they are the local sidecar, and ``ctxeval
+    view`` draws the same pages from the dataset."""
+    lines = (EX / "runs" / "agent-a.jsonl").read_bytes().splitlines(keepends=True)
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(lines[0])
+    args = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--run", f"a={one}",
+            "--run", f"b={EX / 'runs' / 'agent-b.jsonl'}", "--repos", str(EX / "repos"),
+            "-q", "--views", "--all-gold"]
+    assert main([*args, "--out", str(tmp_path / "local.jsonl")]) == 0
+    out = tmp_path / "ray.parquet"
+    assert main([*args, "--out", str(out), "--engine", "ray", "--actors", "2"]) == 0
+    assert list(read_rows(out)) == list(read_rows(tmp_path / "local.jsonl"))
+    names = _is_dataset(out)
+    assert [n for n in names if n.startswith("views-")] == [
+        "views-0000-000000000-u.jsonl", "views-0000-000000001-a000000.jsonl",
+        "views-0000-000000001-u.jsonl"]
+    got = b"".join((out / n).read_bytes() for n in names if n.startswith("views-"))
+    assert got == (tmp_path / "local.views.jsonl").read_bytes()
+    assert main(["view", str(tmp_path / "local.jsonl"), "--out", str(tmp_path / "vl")]) == 0
+    assert main(["view", str(out), "--out", str(tmp_path / "vr")]) == 0
+    pages = sorted(p.name for p in (tmp_path / "vl").iterdir())
+    assert pages == sorted(p.name for p in (tmp_path / "vr").iterdir()) and len(pages) > 1
+    # a JSONL --out is written by the driver: no views there under Ray
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "r.jsonl"), "--engine", "ray"]) == 2
+    assert "needs a Parquet --out" in capsys.readouterr().err

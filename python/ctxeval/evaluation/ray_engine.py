@@ -49,8 +49,16 @@ from ..reading.inputs import list_inputs
 from ..truth.gold import GoldSet, load_gold
 from .output.destination import Destination
 from .output.meta import command_line
+from .output.outfile import views_name
 from .output.results import RowWriter, finite
-from .output.results_dataset import DatasetOutput, run_end_part, unit_part, write_part
+from .output.results_dataset import (
+    DatasetOutput,
+    run_end_part,
+    unit_part,
+    write_part,
+    write_views,
+)
+from .output.views_sidecar import ROW_KEY
 from .prepare.preparer import FinalPolicy
 from .run import RunSpec, Summary, _Progress, settings_of, start
 from .scorer import Scorer
@@ -185,7 +193,7 @@ class UnitEvaluator:
                  skip: set[tuple[str, str]],
                  on_unit: Callable[[dict[str, Any]], None] | None = None,
                  git_timeout: float | None = None, parts: str | None = None,
-                 generation: int = 0) -> None:
+                 generation: int = 0, views: bool = False) -> None:
         self.runs = list(runs)
         #: Where this actor writes each unit's rows as a part file (a dataset ``--out``,
         #: :mod:`ctxeval.evaluation.output.results_dataset`); None: the rows go back to the
@@ -202,6 +210,8 @@ class UnitEvaluator:
                              cache_dir=cache_dir, incremental=incremental, text=text,
                              git_timeout=git_timeout)
         self.ev = self.scorer.evaluator
+        #: ``--views``: rows carry their views record, written beside the unit's part.
+        self.ev.views = views
         self.records = self.scorer.records
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
@@ -213,10 +223,15 @@ class UnitEvaluator:
             if self.parts is None:
                 rows.append(b"".join(orjson.dumps(r) + b"\n" for r in got))
             else:
+                name = unit_part(self.generation, int(seq))
+                marks = [r.pop(ROW_KEY, None) for r in got]
+                records = [m for m in marks if m is not None]
+                if records:  # the views part first: a part in place has its views
+                    write_views(self.parts / views_name(name), records)
                 if got:  # as JSON would hold them (no NaN), as in the local engine's file
-                    write_part(self.parts / unit_part(self.generation, int(seq)),
-                               [finite(r) for r in got])
-                info["keys"] = [_keys(r) for r in got]
+                    write_part(self.parts / name, [finite(r) for r in got])
+                info["keys"] = [_keys(r, m is not None) for r, m in zip(got, marks,
+                                                                       strict=True)]
                 rows.append(b"")
             infos.append(orjson.dumps(info).decode())
         return {"seq": seqs, "rows": rows, "info": infos}
@@ -304,13 +319,16 @@ class UnitEvaluator:
         self.scorer.close()
 
 
-def _keys(row: dict[str, Any]) -> dict[str, Any]:
+def _keys(row: dict[str, Any], views: bool = False) -> dict[str, Any]:
     """What the driver needs of a row an actor wrote into a part: to decide whether the local
-    engine would write it (:meth:`_Runs.keep`) and to count it in the summary."""
+    engine would write it (:meth:`_Runs.keep`) and to count it in the summary; ``v``: the row
+    has a record in the unit's views part."""
     out = {k: row[k] for k in ("instance_id", "gold_instance_id", "pred_file", "status")
            if k in row}
     if row.get("status") == "error":
         out["error"] = row.get("error")
+    if views:
+        out["v"] = True
     return out
 
 
@@ -438,17 +456,24 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              cache_dir: str | Path | None = None, incremental: bool = True,
              address: str | None = None,
              on_unit: Callable[[dict[str, Any]], None] | None = None,
-             git_timeout: float | None = None, notices: bool | None = None) -> Summary:
+             git_timeout: float | None = None, notices: bool | None = None,
+             views: bool = False) -> Summary:
     """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
     order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
     the cluster to join (default: the running Ray instance, else a local one);
-    ``on_unit`` is called in the actor before each unit (tests kill actors with it)."""
+    ``on_unit`` is called in the actor before each unit (tests kill actors with it);
+    ``views``: each actor writes the views records of its rows beside their part (needs a
+    Parquet ``out``, a dataset)."""
     ray = _ray()
     t0 = time.monotonic()
     # Held before anything is read (:mod:`ctxeval.evaluation.output.destination`), as by the
     # local engine.
     dataset = out is not None and stream is None and \
         Path(out).suffix.lower() in (".parquet", ".pq")
+    if views and not dataset:
+        raise InputError("--views with --engine ray needs a Parquet --out (results.parquet: "
+                         "a dataset directory, whose parts the actors write with their views)",
+                         path=str(out) if out is not None else None)
     dest: Any = DatasetOutput.open(out, resume=resume) if dataset else \
         Destination.open(out, stream=stream, resume=resume)
     scratch = Path(tempfile.mkdtemp(prefix="ctxeval-driver-"))
@@ -477,7 +502,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                   "incremental": incremental, "skip": skip,
                   "on_unit": on_unit, "git_timeout": git_timeout,
                   "parts": str(parts) if parts is not None else None,
-                  "generation": dest.generation if dataset else 0}
+                  "generation": dest.generation if dataset else 0, "views": views}
         writer = RowWriter(dest)
         # Where each run's driver-made rows go in a dataset: before the next run's first unit.
         ends = [sum(1 for u in units if u["run"] <= r) for r in range(len(runs))]
@@ -488,10 +513,18 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         covered_any: set[str] = set()
         tracked = [_Runs(gold_set, r.name, preset) for r in runs]
         local: UnitEvaluator | None = None
+        # The driver's CPU from the pipeline's start to its last unit: this process (its own
+        # loop, and Ray's threads in it: the streaming executor, fetching blocks), and its
+        # main thread, before the first unit came back (Ray Data's imports, shipping the
+        # actor class and the gold) and from then on (the work per unit and per row).
+        cpu0, thread0, wall0 = _process_cpu(), time.thread_time(), time.monotonic()
+        first_unit: float | None = None
         try:
             results = _results(ray, units, actors, kwargs) if units else iter(())
             done_run = -1
             for k, (unit, (rows, info)) in enumerate(zip(units, results, strict=False)):
+                if first_unit is None:
+                    first_unit = time.thread_time()
                 r = unit["run"]
                 while done_run < r - 1:  # runs without units of their own
                     done_run += 1
@@ -508,7 +541,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                         if (row.get("error") or {}).get("kind") == "missing_gold":
                             summary.without_gold.append(str(row["instance_id"]))
                 if dataset and rows:
-                    dest.take(unit_part(dest.generation, k), keep)
+                    dest.take(unit_part(dest.generation, k), keep,
+                              [f for f, row in zip(keep, rows, strict=True) if row.get("v")])
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.duplicates.extend(info.get("duplicates") or [])
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
@@ -524,6 +558,14 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
             bar.done()
             if local is not None:
                 local.close()
+        thread1 = time.thread_time()
+        driver_cpu = {"process_cpu_s": round(_process_cpu() - cpu0, 3),
+                      "main_thread_cpu_s": round(thread1 - thread0, 3),
+                      "main_thread_before_first_unit_cpu_s":
+                          round((first_unit or thread1) - thread0, 3),
+                      "main_thread_from_first_unit_cpu_s":
+                          round(thread1 - (first_unit or thread1), 3),
+                      "wall_s": round(time.monotonic() - wall0, 3)}
         for t in tracked:
             covered_any |= t.covered
             summary.duplicates.extend(t.duplicates)
@@ -532,7 +574,9 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         summary.uncovered_by_any = sum(1 for g in gold_set.instances
                                        if g.instance_id not in covered_any)
         summary.seconds = time.monotonic() - t0
-        dest.finish({"engine": {"name": "ray", "actors": actors, "units": len(units)},
+        dest.finish({"engine": {"name": "ray", "actors": actors, "units": len(units),
+                                "output": "dataset" if dataset else "driver",
+                                "driver": driver_cpu},
                      "symbol_stats": stats,
                      "symbol_cache": {"disk": cache_dir is not None,
                                       "incremental": incremental}})
@@ -560,6 +604,13 @@ class _Emit:
         self.dataset.write(run_end_part(self.dataset.generation, self.ends[r], r), rows)
         for row in rows:
             self.writer.count(row)
+
+
+def _process_cpu() -> float:
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
 
 
 def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: Summary,

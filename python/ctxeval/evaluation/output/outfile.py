@@ -204,6 +204,25 @@ def parts(path: str | Path) -> list[Path]:
     return [p / n for n in names]
 
 
+#: The views sidecar of a part (``--views``): the same name, ``views-`` and ``.jsonl``.
+VIEWS_PART = re.compile(r"^views-(\d{4})-(\d{9})-(u|a\d{6})\.jsonl$")
+
+
+def views_parts(path: str | Path) -> list[Path]:
+    """The views parts of a results dataset directory, in file-name order."""
+    p = Path(path)
+    try:
+        names = sorted(n for n in os.listdir(p) if VIEWS_PART.match(n))
+    except (NotADirectoryError, FileNotFoundError):
+        return []
+    return [p / n for n in names]
+
+
+def views_name(part: str) -> str:
+    """The views part beside part ``part``."""
+    return "views-" + part[len("part-"):-len(".parquet")] + ".jsonl"
+
+
 def is_dataset(path: str | Path) -> bool:
     """Whether ``path`` is a directory of results parts (or a directory named as a Parquet
     output, ``results.parquet/``, empty or not)."""

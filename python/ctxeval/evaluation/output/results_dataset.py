@@ -54,7 +54,7 @@ from .meta import (
     rows_conflicts,
     stage_meta,
 )
-from .outfile import PART, OutputBusy, lock_holder, parts
+from .outfile import PART, VIEWS_PART, OutputBusy, lock_holder, parts, views_name
 
 PENDING = re.compile(r"^\.pending-\d{4}$")
 #: Rows per row group of a part, as in the local engine's file.
@@ -71,12 +71,12 @@ def run_end_part(generation: int, position: int, run: int) -> str:
 
 def foreign_entries(path: Path) -> list[str]:
     """What a directory holds besides a dataset's own entries (sorted)."""
-    return sorted(n for n in os.listdir(path)
-                  if not PART.match(n) and not PENDING.match(n) and not _temporary(n))
+    return sorted(n for n in os.listdir(path) if not PART.match(n) and not VIEWS_PART.match(n)
+                  and not PENDING.match(n) and not _temporary(n))
 
 
 def _temporary(name: str) -> bool:
-    return name.startswith(".part-") and ".tmp-" in name
+    return name.startswith((".part-", ".views-")) and ".tmp-" in name
 
 
 def check_ours(path: Path) -> None:
@@ -121,6 +121,34 @@ def write_part(path: Path, rows: list[dict[str, Any]]) -> None:
             tmp.unlink()
         raise OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno
                       else str(exc), str(path)) from exc
+
+
+def write_views(path: Path, records: list[dict[str, Any]]) -> None:
+    """Views records (``--views``) as a views part: JSON lines, as the local sidecar holds
+    them; written under a temporary name, renamed when whole."""
+    from .results import dumps_row
+
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_bytes(b"".join(dumps_row(r) for r in records))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def keep_lines(src: Path, dst: Path, keep: list[bool]) -> None:
+    """Views part ``src`` moved to ``dst`` with only the records ``keep`` marks."""
+    if all(keep):
+        os.replace(src, dst)
+        return
+    if any(keep):
+        lines = src.read_bytes().splitlines(keepends=True)
+        tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(b"".join(ln for ln, k in zip(lines, keep, strict=True) if k))
+        os.replace(tmp, dst)
+    src.unlink()
 
 
 def keep_rows(src: Path, dst: Path, keep: list[bool]) -> None:
@@ -240,7 +268,8 @@ class DatasetOutput:
                 entry = self.path / name
                 if PENDING.match(name):
                     shutil.rmtree(entry, ignore_errors=True)
-                elif _temporary(name) or (PART.match(name) and not self.resume):
+                elif _temporary(name) or ((PART.match(name) or VIEWS_PART.match(name))
+                                          and not self.resume):
                     entry.unlink()
             commit_meta(staged, self.path)
         except BaseException:
@@ -251,17 +280,28 @@ class DatasetOutput:
         self.pending.mkdir()
         return self.pending
 
-    def take(self, name: str, keep: list[bool]) -> None:
+    def take(self, name: str, keep: list[bool], views: list[bool] | None = None) -> None:
         """A part the actors wrote into the pending directory, moved into the dataset with
-        the rows the driver keeps."""
+        the rows the driver keeps; ``views``: which records of its views part (one per row
+        that has one, in order) go with them."""
         assert self.pending is not None
         src = self.pending / name
+        if views:
+            side = self.pending / views_name(name)
+            if side.exists():
+                keep_lines(side, self.path / views_name(name), views)
         if src.exists():
             keep_rows(src, self.path / name, keep)
             self.written += sum(keep)
 
     def write(self, name: str, rows: list[dict[str, Any]]) -> None:
-        """Rows the driver made (``--all-gold``), as a part of their own."""
+        """Rows the driver made (``--all-gold``), as a part of their own (and their views
+        records, with ``--views``, as its views part)."""
+        from .views_sidecar import ROW_KEY
+
+        records = [r.pop(ROW_KEY) for r in rows if ROW_KEY in r]
+        if records:
+            write_views(self.path / views_name(name), records)
         if rows:
             write_part(self.path / name, rows)
             self.written += len(rows)
