@@ -110,6 +110,10 @@ def test_parity_suite_rows_are_the_local_rows(ray_local, tmp_path, preset):
     assert on_ray == local
     assert rs.rows == ls.rows
     assert [str(p) for p in rs.unreadable] == [str(p) for p in ls.unreadable]
+    # an actor call's units of one run share a part
+    meta = json.loads((tmp_path / "ray.parquet.meta.json").read_text())
+    parts = [n for n in _is_dataset(tmp_path / "ray.parquet") if n.startswith("part-")]
+    assert len(parts) < meta["engine"]["units"], (len(parts), meta["engine"]["units"])
 
 
 @requires_shared

@@ -193,13 +193,16 @@ class UnitEvaluator:
                  skip: set[tuple[str, str]],
                  on_unit: Callable[[dict[str, Any]], None] | None = None,
                  git_timeout: float | None = None, parts: str | None = None,
-                 generation: int = 0, views: bool = False) -> None:
+                 generation: int = 0, views: bool = False, split_runs: bool = True) -> None:
         self.runs = list(runs)
         #: Where this actor writes each unit's rows as a part file (a dataset ``--out``,
         #: :mod:`ctxeval.evaluation.output.results_dataset`); None: the rows go back to the
         #: driver.
         self.parts = Path(parts) if parts is not None else None
         self.generation = generation
+        #: Whether a part ends where a run does (``--all-gold``: the driver's part of a run's
+        #: failure rows goes between).
+        self.split_runs = split_runs
         self.fmt = fmt
         self.preset = preset
         self.skip = skip
@@ -217,24 +220,41 @@ class UnitEvaluator:
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
         """Ray Data's call: a batch of units (``seq``, ``unit``) → their rows and reports."""
         seqs, rows, infos = [], [], []
+        # With a dataset --out: one part per call, named by its first unit with rows; with
+        # --all-gold, one per run among the call's units (a run's --all-gold part then sorts
+        # between them). Parts of a few hundred rows, not one per unit: a part's footer
+        # describes every column (tens of kB), which a part of 20 rows would mostly be.
+        group: dict[str, Any] | None = None
         for seq, unit in zip(batch["seq"], batch["unit"], strict=True):
-            got, info = self.unit(orjson.loads(unit))
+            u = orjson.loads(unit)
+            got, info = self.unit(u)
             seqs.append(int(seq))
             if self.parts is None:
                 rows.append(b"".join(orjson.dumps(r) + b"\n" for r in got))
             else:
-                name = unit_part(self.generation, int(seq))
                 marks = [r.pop(ROW_KEY, None) for r in got]
-                records = [m for m in marks if m is not None]
-                if records:  # the views part first: a part in place has its views
-                    write_views(self.parts / views_name(name), records)
-                if got:  # as JSON would hold them (no NaN), as in the local engine's file
-                    write_part(self.parts / name, [finite(r) for r in got])
+                if got:
+                    if group is None or (self.split_runs and group["run"] != u["run"]):
+                        self._write_group(group)
+                        group = {"run": u["run"], "rows": [], "records": [],
+                                 "name": unit_part(self.generation, int(seq))}
+                    # as JSON would hold them (no NaN), as in the local engine's file
+                    group["rows"].extend(finite(r) for r in got)
+                    group["records"].extend(m for m in marks if m is not None)
+                    info["part"] = group["name"]
                 info["keys"] = [_keys(r, m is not None) for r, m in zip(got, marks,
                                                                        strict=True)]
                 rows.append(b"")
             infos.append(orjson.dumps(info).decode())
+        self._write_group(group)
         return {"seq": seqs, "rows": rows, "info": infos}
+
+    def _write_group(self, group: dict[str, Any] | None) -> None:
+        if group is None or self.parts is None:
+            return
+        if group["records"]:  # the views part first: a part in place has its views
+            write_views(self.parts / views_name(group["name"]), group["records"])
+        write_part(self.parts / group["name"], group["rows"])
 
     def unit(self, unit: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The rows of one unit, in order, and what the run's summary needs of it."""
@@ -502,11 +522,14 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                   "incremental": incremental, "skip": skip,
                   "on_unit": on_unit, "git_timeout": git_timeout,
                   "parts": str(parts) if parts is not None else None,
-                  "generation": dest.generation if dataset else 0, "views": views}
+                  "generation": dest.generation if dataset else 0, "views": views,
+                  "split_runs": all_gold}
         writer = RowWriter(dest)
         # Where each run's driver-made rows go in a dataset: before the next run's first unit.
         ends = [sum(1 for u in units if u["run"] <= r) for r in range(len(runs))]
         emit = _Emit(writer, dest if dataset else None, ends)
+        moving = _Moving(dest if dataset else None)
+        parts_run = -1
         bar = _Progress(sys.stderr, progress)
         bar.begin("ray", len(units))
         stats: dict[str, int] = {}
@@ -526,6 +549,9 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                 if first_unit is None:
                     first_unit = time.thread_time()
                 r = unit["run"]
+                if dataset and all_gold and r != parts_run:  # a part ends with its run, and
+                    moving.flush()  # is moved in before the run's --all-gold part is written
+                    parts_run = r
                 while done_run < r - 1:  # runs without units of their own
                     done_run += 1
                     local = _close_run(done_run, runs, tracked, summary, all_gold, skip,
@@ -541,8 +567,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                         if (row.get("error") or {}).get("kind") == "missing_gold":
                             summary.without_gold.append(str(row["instance_id"]))
                 if dataset and rows:
-                    dest.take(unit_part(dest.generation, k), keep,
-                              [f for f, row in zip(keep, rows, strict=True) if row.get("v")])
+                    moving.add(info["part"], keep,
+                               [f for f, row in zip(keep, rows, strict=True) if row.get("v")])
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.duplicates.extend(info.get("duplicates") or [])
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
@@ -550,6 +576,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                     stats[k] = stats.get(k, 0) + v
                 bar.instances += len(rows)
                 bar.input_done()
+            moving.flush()
             for r in range(done_run + 1, len(runs)):
                 local = _close_run(r, runs, tracked, summary, all_gold, skip, emit, local,
                                    kwargs)
@@ -584,6 +611,29 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         dest.close()
+
+
+class _Moving:
+    """The part being decided: the keep flags of its units' rows gathered in order, until its
+    last unit; then it is moved into the dataset (:meth:`DatasetOutput.take`)."""
+
+    def __init__(self, dataset: DatasetOutput | None) -> None:
+        self.dataset = dataset
+        self.name: str | None = None
+        self.keep: list[bool] = []
+        self.views: list[bool] = []
+
+    def add(self, name: str, keep: list[bool], views: list[bool]) -> None:
+        if name != self.name:
+            self.flush()
+            self.name = name
+        self.keep.extend(keep)
+        self.views.extend(views)
+
+    def flush(self) -> None:
+        if self.name is not None and self.dataset is not None:
+            self.dataset.take(self.name, self.keep, self.views)
+        self.name, self.keep, self.views = None, [], []
 
 
 class _Emit:

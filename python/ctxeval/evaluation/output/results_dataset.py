@@ -5,8 +5,9 @@
 :mod:`.results_parquet` (the same schema and writer as the local engine's file), and reading
 them in file-name order gives the rows in input order:
 
-* ``part-GGGG-UUUUUUUUU-u.parquet``: the rows of unit ``U`` (an input file, a row group of a
-  trajectory dataset), written by the actor that evaluated it;
+* ``part-GGGG-UUUUUUUUU-u.parquet``: the rows of the units from ``U`` (an input file, a row
+  group of a trajectory dataset) that one actor call evaluated, written by that actor (with
+  ``--all-gold``, a part ends with its run);
 * ``part-GGGG-UUUUUUUUU-aRRRRRR.parquet``: rows only the whole run knows (``--all-gold``'s
   agent failures of run ``R``), written by the driver, at the place of the first unit after
   run ``R`` (``a`` sorts before ``u``);
