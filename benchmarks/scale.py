@@ -232,7 +232,11 @@ def main() -> None:
               f"{1000 * t_drv / n:.3f} ms/row, at most {n / t_drv:.0f} rows/s on its one core")
         meta = json.loads((work / "ray.parquet.meta.json").read_text())
         drv = meta["engine"]["driver"]
-        parts = len(list((work / "ray.parquet").glob("part-*.parquet")))
+        files = list((work / "ray.parquet").glob("part-*.parquet"))
+        parts = len(files)
+        size = sum(f.stat().st_size for f in files)
+        print(f"the dataset: {parts} parts, {size / 1e6:.1f} MB; the local engine's file: "
+              f"{(work / 'local.parquet').stat().st_size / 1e6:.1f} MB")
         rows_n = max(1, sum(s_ray.rows.values()))
         per_row = 1000 * drv["main_thread_from_first_unit_cpu_s"] / rows_n
         background = drv["process_cpu_s"] - drv["main_thread_cpu_s"]

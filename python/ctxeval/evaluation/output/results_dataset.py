@@ -11,6 +11,8 @@ them in file-name order gives the rows in input order:
 * ``part-GGGG-UUUUUUUUU-aRRRRRR.parquet``: rows only the whole run knows (``--all-gold``'s
   agent failures of run ``R``), written by the driver, at the place of the first unit after
   run ``R`` (``a`` sorts before ``u``);
+* ``views-GGGG-UUUUUUUUU-….jsonl``: with ``--views``, the views records of the part of the same
+  name (the local sidecar's lines), written with it;
 * ``GGGG`` is the generation: an evaluation numbers its parts one past the dataset's last
   generation, so the rows ``--resume`` adds come after the rows it keeps.
 
@@ -26,7 +28,8 @@ leaves whole parts only, and ``--resume`` continues after them; ``.pending-*`` d
 are never read and are removed by the next evaluation.
 
 The directory is ours to write in (:mod:`.ownership`) when it is empty or holds only part
-files and ``.pending-*`` directories; anything else is refused, as any other file that is not
+files, views parts and ``.pending-*`` directories (its first part a results table); anything
+else is refused, as any other file that is not
 ours. It is held with an exclusive ``flock`` on the directory itself while an evaluation
 writes into it (as :class:`~ctxeval.evaluation.output.outfile.LineFile` holds a file).
 """
