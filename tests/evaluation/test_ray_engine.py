@@ -339,6 +339,17 @@ def test_an_out_that_is_not_ours_is_refused_before_ray_starts(tmp_path, capsys):
     assert not (tmp_path / "taken.parquet.meta.json").exists()
 
 
+def test_an_out_given_as_a_uri_is_refused(tmp_path):
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    pytest.importorskip("ray", reason=NO_RAY)
+    with pytest.raises(CtxevalError, match="not a URI"):
+        evaluate_ray(gold=[str(EX / "gold.jsonl")], runs=[RunSpec("a", [str(EX / "runs")])],
+                     repos=str(EX / "repos"), out="s3://bucket/results.parquet",
+                     progress=False)
+    assert not Path("s3:").exists()
+
+
 def test_a_local_parquet_file_is_replaced_by_the_dataset(ray_local, tmp_path):
     from tests.conftest import evaluate_example
 

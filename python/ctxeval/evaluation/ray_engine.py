@@ -490,6 +490,10 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
     # local engine.
     dataset = out is not None and stream is None and \
         Path(out).suffix.lower() in (".parquet", ".pq")
+    if out is not None and _is_uri(str(out)):
+        raise InputError("--out must be a path the driver and every node see (shared "
+                         "storage), not a URI: the actors write the dataset's parts there "
+                         "and the driver moves them", path=str(out))
     if views and not dataset:
         raise InputError("--views with --engine ray needs a Parquet --out (results.parquet: "
                          "a dataset directory, whose parts the actors write with their views)",
