@@ -398,3 +398,42 @@ def test_views_under_ray_are_the_local_sidecar_in_parts(ray_local, tmp_path, cap
     capsys.readouterr()
     assert main([*args, "--out", str(tmp_path / "r.jsonl"), "--engine", "ray"]) == 2
     assert "needs a Parquet --out" in capsys.readouterr().err
+
+
+@requires_parity
+def test_a_driver_stopped_half_way_leaves_a_prefix_that_resume_completes(ray_local, tmp_path,
+                                                                         monkeypatch):
+    """The parts in the dataset are only those the driver moved in, in order: an evaluation
+    stopped half-way leaves whole parts, a prefix of the run, and ``--resume`` adds the rest
+    after them; the rows are the local engine's."""
+    from ctxeval.evaluation.output.results_dataset import DatasetOutput
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    runs = [RunSpec("batch", [str(PARITY / "trajs" / "_batch")]),
+            RunSpec("all", [str(PARITY / "trajs")])]
+    gold = [str(PARITY / "gold.jsonl")]
+    evaluate(gold=gold, runs=runs, repos=str(PARITY / "repos"), out=tmp_path / "local.jsonl",
+             progress=False)
+    local = list(read_rows(tmp_path / "local.jsonl"))
+    out = tmp_path / "ray.parquet"
+    take = DatasetOutput.take
+    moved: list[str] = []
+
+    def stop_after_two(self, name, keep, views=None):
+        if len(moved) == 2:
+            raise KeyboardInterrupt
+        moved.append(name)
+        take(self, name, keep, views)
+
+    monkeypatch.setattr(DatasetOutput, "take", stop_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_ray(gold=gold, runs=runs, repos=str(PARITY / "repos"), out=out,
+                     progress=False, jobs=2)
+    monkeypatch.setattr(DatasetOutput, "take", take)
+    assert sorted(p.name for p in out.iterdir()) == moved  # no pending directory left
+    kept = list(read_rows(out))
+    assert 0 < len(kept) < len(local) and kept == local[:len(kept)]
+    summary = evaluate_ray(gold=gold, runs=runs, repos=str(PARITY / "repos"), out=out,
+                           progress=False, jobs=2, resume=True)
+    assert summary.skipped_resume == len(kept)
+    assert list(read_rows(out)) == local
