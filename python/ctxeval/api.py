@@ -94,11 +94,10 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
         text=text, cache_dir=cache_dir, incremental=incremental, argv=[],
         git_timeout=git_timeout)
     if engine == "ray":
-        if views:
-            raise ValueError("views=True is not available with engine='ray'")
         from .evaluation.ray_engine import evaluate as evaluate_ray
 
-        summary = evaluate_ray(**options, jobs=None if jobs == 1 else jobs, address=address)
+        summary = evaluate_ray(**options, jobs=None if jobs == 1 else jobs, address=address,
+                               views=views and out is not None)
     elif engine == "local":
         summary = _evaluate(**options, jobs=jobs, views=views)
     else:
@@ -109,12 +108,16 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     # An evaluation may write no row (nothing readable; then no file is left): that is its
     # result, not an error. An output that is not a file (a pipe) is not read back.
     path = Path(out)  # type: ignore[arg-type]
-    rows = list(read_rows(path, allow_empty=True)) if path.is_file() else []
+    from .evaluation.output.outfile import is_parquet
+
+    readable = path.is_file() or (path.is_dir() and is_parquet(path))  # a Ray dataset
+    rows = list(read_rows(path, allow_empty=True)) if readable else []
     return Evaluation(rows, summary, path)
 
 
 def load_results(results: Paths, *, to: str = "arrow") -> Any:
-    """Results files (JSONL or Parquet, any mix) as one table with the typed, flattened
+    """Results files (JSONL, Parquet, or the Ray engine's Parquet dataset directories; any mix)
+    as one table with the typed, flattened
     columns of ``docs/results-parquet.md``: a pyarrow Table (``to="arrow"``), or a pandas or
     polars DataFrame (``to="pandas"``/``"polars"``, when that library is installed).
 

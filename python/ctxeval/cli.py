@@ -124,8 +124,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.engine != "ray" and (args.address or args.actors):
         _err("--address and --actors go with --engine ray")
         return EXIT_USAGE
-    if args.engine == "ray" and args.views:
-        _err("--views is not available with --engine ray (evaluate locally for the viewer)")
+    if args.engine == "ray" and args.views and not str(args.out or "").lower().endswith(
+            (".parquet", ".pq")):
+        _err("--views with --engine ray needs a Parquet --out (results.parquet: a dataset "
+             "directory, whose parts the actors write with their views)")
         return EXIT_USAGE
     if args.repos and not Path(args.repos).is_dir() and (Path(args.repos).exists()
                                                          or not args.fetch):
@@ -164,7 +166,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if args.engine == "ray":
             from .evaluation.ray_engine import evaluate as evaluate_ray
 
-            summary = evaluate_ray(**options, jobs=args.actors, address=args.address)
+            summary = evaluate_ray(**options, jobs=args.actors, address=args.address,
+                                   views=args.views)
         else:
             summary = evaluate(**options, jobs=args.jobs, views=args.views, ranking=ranking)
     except ResumeConflict as exc:  # what to do instead is the user's choice: a usage error

@@ -52,8 +52,22 @@ def _both(tmp_path: Path, *, runs: list[RunSpec], gold: list[str], repos: str | 
                      progress=False, **options)
     on_ray = evaluate_ray(gold=gold, runs=runs, repos=repos, out=tmp_path / "ray.parquet",
                           progress=False, jobs=2, **options)
+    _is_dataset(tmp_path / "ray.parquet")
     return (list(read_rows(tmp_path / "local.jsonl")), list(read_rows(tmp_path / "ray.parquet")),
             local, on_ray)
+
+
+def _is_dataset(path: Path) -> list[str]:
+    """The part names of the Ray engine's Parquet output: a directory of parts the actors
+    wrote, nothing else left in it."""
+    from ctxeval.evaluation.output.results_dataset import PART, VIEWS_PART
+
+    assert path.is_dir()
+    names = sorted(p.name for p in path.iterdir())
+    assert names and all(PART.match(n) or VIEWS_PART.match(n) for n in names), names
+    meta = json.loads(path.with_name(path.name + ".meta.json").read_text())
+    assert meta["output"]["kind"] == "dataset"
+    return names
 
 
 def test_example_through_the_command(ray_local, tmp_path, capsys):
@@ -65,7 +79,14 @@ def test_example_through_the_command(ray_local, tmp_path, capsys):
     assert main([*args, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray"]) == 0
     local = list(read_rows(tmp_path / "local.jsonl"))
     assert len(local) == 4
+    # one part per input, each written by the actor that evaluated it
+    assert _is_dataset(tmp_path / "ray.parquet") == ["part-0000-000000000-u.parquet",
+                                                     "part-0000-000000001-u.parquet"]
     assert list(read_rows(tmp_path / "ray.parquet")) == local
+    assert [pq.read_metadata(p).num_rows for p in sorted((tmp_path / "ray.parquet").iterdir())
+            ] == [2, 2]
+    table = ctxeval.load_results(tmp_path / "ray.parquet")
+    assert table.equals(ctxeval.load_results(tmp_path / "local.jsonl"))
     meta = json.loads((tmp_path / "ray.parquet.meta.json").read_text())
     assert meta["engine"]["name"] == "ray" and meta["engine"]["units"] == 2
     assert main(["report", str(tmp_path / "ray.parquet"), "--format", "json"]) == 0
@@ -89,6 +110,10 @@ def test_parity_suite_rows_are_the_local_rows(ray_local, tmp_path, preset):
     assert on_ray == local
     assert rs.rows == ls.rows
     assert [str(p) for p in rs.unreadable] == [str(p) for p in ls.unreadable]
+    # an actor call's units of one run share a part
+    meta = json.loads((tmp_path / "ray.parquet.meta.json").read_text())
+    parts = [n for n in _is_dataset(tmp_path / "ray.parquet") if n.startswith("part-")]
+    assert len(parts) < meta["engine"]["units"], (len(parts), meta["engine"]["units"])
 
 
 @requires_shared
@@ -169,10 +194,12 @@ def test_an_actor_killed_mid_run_loses_and_duplicates_no_row(ray_local, tmp_path
     victim = files[len(files) // 2]
     marker = tmp_path / "killed"
     on_ray = evaluate_ray(gold=gold, runs=runs, repos=str(PARITY / "repos"),
-                          out=tmp_path / "ray.jsonl", progress=False, preset="contextbench",
+                          out=tmp_path / "ray.parquet", progress=False, preset="contextbench",
                           jobs=2, on_unit=_kill_once(str(marker), victim))
     assert marker.exists(), "no actor was killed"
-    assert list(read_rows(tmp_path / "ray.jsonl")) == list(read_rows(tmp_path / "local.jsonl"))
+    _is_dataset(tmp_path / "ray.parquet")  # the unit retried wrote its part once
+    assert list(read_rows(tmp_path / "ray.parquet")) == list(
+        read_rows(tmp_path / "local.jsonl"))
     assert on_ray.rows == local.rows
 
 
@@ -246,3 +273,167 @@ def test_duplicate_trajectories_give_the_local_engines_one_row(ray_local, tmp_pa
         gold=[str(EX / "gold.jsonl")], repos=str(EX / "repos"))
     assert len(local) == 2 and on_ray == local
     assert len(s_local.duplicates) == len(s_ray.duplicates) == 2
+
+
+def test_all_gold_rows_go_in_a_part_at_their_runs_end(ray_local, tmp_path):
+    """``--all-gold``'s failure rows, which only the whole run knows, are the driver's own
+    part, read between the run's last unit and the next run's first."""
+    lines = (EX / "runs" / "agent-a.jsonl").read_bytes().splitlines(keepends=True)
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(lines[0])
+    runs = [RunSpec("a", [str(one)]), RunSpec("none", [str(tmp_path / "nothing.jsonl")]),
+            RunSpec("b", [str(EX / "runs" / "agent-b.jsonl")])]
+    local, on_ray, ls, rs = _both(tmp_path, runs=runs, gold=[str(EX / "gold.jsonl")],
+                                  repos=str(EX / "repos"), all_gold=True)
+    assert on_ray == local
+    assert [(r["run"], r["status"]) for r in local] == [
+        ("a", "ok"), ("a", "agent_failure"), ("none", "agent_failure"),
+        ("none", "agent_failure"), ("b", "ok"), ("b", "ok")]
+    assert _is_dataset(tmp_path / "ray.parquet") == [
+        "part-0000-000000000-u.parquet", "part-0000-000000001-a000000.parquet",
+        "part-0000-000000002-a000001.parquet", "part-0000-000000002-u.parquet"]
+    assert rs.rows == ls.rows and rs.uncovered == ls.uncovered
+
+
+def test_resume_of_a_dataset_adds_parts_after_the_kept_ones(ray_local, tmp_path, capsys):
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    gold = [str(EX / "gold.jsonl")]
+    first = [RunSpec("agent-a", [str(EX / "runs" / "agent-a.jsonl")])]
+    both = [*first, RunSpec("agent-b", [str(EX / "runs" / "agent-b.jsonl")])]
+    evaluate(gold=gold, runs=both, repos=str(EX / "repos"), out=tmp_path / "local.jsonl",
+             progress=False)
+    out = tmp_path / "ray.parquet"
+    evaluate_ray(gold=gold, runs=first, repos=str(EX / "repos"), out=out, progress=False,
+                 jobs=2)
+    kept = out / "part-0000-000000000-u.parquet"
+    stamp = kept.stat().st_mtime_ns
+    (out / ".pending-0003").mkdir()  # a killed evaluation's leftovers
+    (out / ".pending-0003" / "part-0003-000000001-u.parquet").write_bytes(b"torn")
+    summary = evaluate_ray(gold=gold, runs=both, repos=str(EX / "repos"), out=out,
+                           progress=False, jobs=2, resume=True)
+    assert summary.skipped_resume == 2 and summary.rows["ok"] == 2
+    assert _is_dataset(out) == ["part-0000-000000000-u.parquet",
+                                "part-0001-000000001-u.parquet"]
+    assert kept.stat().st_mtime_ns == stamp  # the kept rows are not written again
+    assert list(read_rows(out)) == list(read_rows(tmp_path / "local.jsonl"))
+    assert main(["report", str(out), "--format", "json"]) == 0
+    assert main(["report", str(tmp_path / "local.jsonl"), "--format", "json"]) == 0
+    ray_report, local_report = capsys.readouterr().out.split("\n{", 1)
+    assert "{" + local_report == ray_report + "\n"
+    # without --resume, the dataset is replaced: generation 0 again
+    evaluate_ray(gold=gold, runs=first, repos=str(EX / "repos"), out=out, progress=False,
+                 jobs=2)
+    assert _is_dataset(out) == ["part-0000-000000000-u.parquet"]
+
+
+def test_an_out_that_is_not_ours_is_refused_before_ray_starts(tmp_path, capsys):
+    args = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--pred", str(EX / "runs"),
+            "--repos", str(EX / "repos"), "--engine", "ray", "-q"]
+    taken = tmp_path / "taken.parquet"
+    taken.mkdir()
+    (taken / "data.csv").write_text("a,b\n")
+    assert main([*args, "--out", str(taken)]) != 0
+    assert "not a results dataset ctxeval wrote (it holds data.csv)" in capsys.readouterr().err
+    assert sorted(p.name for p in taken.iterdir()) == ["data.csv"]
+    assert not (tmp_path / "taken.parquet.meta.json").exists()
+
+
+def test_an_out_given_as_a_uri_is_refused(tmp_path):
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    pytest.importorskip("ray", reason=NO_RAY)
+    with pytest.raises(CtxevalError, match="not a URI"):
+        evaluate_ray(gold=[str(EX / "gold.jsonl")], runs=[RunSpec("a", [str(EX / "runs")])],
+                     repos=str(EX / "repos"), out="s3://bucket/results.parquet",
+                     progress=False)
+    assert not Path("s3:").exists()
+
+
+def test_a_local_parquet_file_is_replaced_by_the_dataset(ray_local, tmp_path):
+    from tests.conftest import evaluate_example
+
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    out = tmp_path / "r.parquet"
+    evaluate_example(out)
+    rows = list(read_rows(out))
+    with pytest.raises(CtxevalError, match="resume it with the local engine"):
+        evaluate_ray(gold=[str(EX / "gold.jsonl")], runs=[RunSpec("a", [str(EX / "runs")])],
+                     repos=str(EX / "repos"), out=out, progress=False, resume=True)
+    assert out.is_file()
+    summary = evaluate_ray(gold=[str(EX / "gold.jsonl")],
+                           runs=[RunSpec("agent-a", [str(EX / "runs" / "agent-a.jsonl")]),
+                                 RunSpec("agent-b", [str(EX / "runs" / "agent-b.jsonl")])],
+                           repos=str(EX / "repos"), out=out, progress=False, jobs=2)
+    assert summary.replaced == 4
+    assert out.is_dir() and list(read_rows(out)) == rows
+
+
+def test_views_under_ray_are_the_local_sidecar_in_parts(ray_local, tmp_path, capsys):
+    """``--views``: each actor writes its rows' views records beside their part (the driver
+    those of ``--all-gold``'s rows); read in order, they are the local sidecar, and ``ctxeval
+    view`` draws the same pages from the dataset."""
+    lines = (EX / "runs" / "agent-a.jsonl").read_bytes().splitlines(keepends=True)
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(lines[0])
+    args = ["evaluate", "--gold", str(EX / "gold.jsonl"), "--run", f"a={one}",
+            "--run", f"b={EX / 'runs' / 'agent-b.jsonl'}", "--repos", str(EX / "repos"),
+            "-q", "--views", "--all-gold"]
+    assert main([*args, "--out", str(tmp_path / "local.jsonl")]) == 0
+    out = tmp_path / "ray.parquet"
+    assert main([*args, "--out", str(out), "--engine", "ray", "--actors", "2"]) == 0
+    assert list(read_rows(out)) == list(read_rows(tmp_path / "local.jsonl"))
+    names = _is_dataset(out)
+    assert [n for n in names if n.startswith("views-")] == [
+        "views-0000-000000000-u.jsonl", "views-0000-000000001-a000000.jsonl",
+        "views-0000-000000001-u.jsonl"]
+    got = b"".join((out / n).read_bytes() for n in names if n.startswith("views-"))
+    assert got == (tmp_path / "local.views.jsonl").read_bytes()
+    assert main(["view", str(tmp_path / "local.jsonl"), "--out", str(tmp_path / "vl")]) == 0
+    assert main(["view", str(out), "--out", str(tmp_path / "vr")]) == 0
+    pages = sorted(p.name for p in (tmp_path / "vl").iterdir())
+    assert pages == sorted(p.name for p in (tmp_path / "vr").iterdir()) and len(pages) > 1
+    # a JSONL --out is written by the driver: no views there under Ray
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "r.jsonl"), "--engine", "ray"]) == 2
+    assert "needs a Parquet --out" in capsys.readouterr().err
+
+
+@requires_parity
+def test_a_driver_stopped_half_way_leaves_a_prefix_that_resume_completes(ray_local, tmp_path,
+                                                                         monkeypatch):
+    """The parts in the dataset are only those the driver moved in, in order: an evaluation
+    stopped half-way leaves whole parts, a prefix of the run, and ``--resume`` adds the rest
+    after them; the rows are the local engine's."""
+    from ctxeval.evaluation.output.results_dataset import DatasetOutput
+    from ctxeval.evaluation.ray_engine import evaluate as evaluate_ray
+
+    runs = [RunSpec("batch", [str(PARITY / "trajs" / "_batch")]),
+            RunSpec("all", [str(PARITY / "trajs")])]
+    gold = [str(PARITY / "gold.jsonl")]
+    evaluate(gold=gold, runs=runs, repos=str(PARITY / "repos"), out=tmp_path / "local.jsonl",
+             progress=False)
+    local = list(read_rows(tmp_path / "local.jsonl"))
+    out = tmp_path / "ray.parquet"
+    take = DatasetOutput.take
+    moved: list[str] = []
+
+    def stop_after_two(self, name, keep, views=None):
+        if len(moved) == 2:
+            raise KeyboardInterrupt
+        moved.append(name)
+        take(self, name, keep, views)
+
+    monkeypatch.setattr(DatasetOutput, "take", stop_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_ray(gold=gold, runs=runs, repos=str(PARITY / "repos"), out=out,
+                     progress=False, jobs=2)
+    monkeypatch.setattr(DatasetOutput, "take", take)
+    assert sorted(p.name for p in out.iterdir()) == moved  # no pending directory left
+    kept = list(read_rows(out))
+    assert 0 < len(kept) < len(local) and kept == local[:len(kept)]
+    summary = evaluate_ray(gold=gold, runs=runs, repos=str(PARITY / "repos"), out=out,
+                           progress=False, jobs=2, resume=True)
+    assert summary.skipped_resume == len(kept)
+    assert list(read_rows(out)) == local

@@ -15,10 +15,15 @@ evaluation is spread over a Ray cluster; the rows are the local engine's, in inp
   as the actor. The stages stay fused in the actor: a planned instance holds open readers of
   its repository, which do not travel between processes, and the extract stage's work is
   mostly already in the cache.
-* **driver**: the units come back in input order (Ray Data's ``preserve_order``); the driver
-  applies what only a whole run knows (an unreadable input named after an instance an earlier
-  input covered gives no row; ``--all-gold`` rows), writes JSONL or Parquet by the suffix of
-  ``--out`` and the ``.meta.json`` sidecar, and sums the summary.
+* **output**: a Parquet ``--out`` (``.parquet``, ``.pq``) is a **dataset directory**
+  (:mod:`ctxeval.evaluation.output.results_dataset`): each actor writes each unit's rows as a
+  part file, and sends back only each row's run, instance, input and status. A JSONL ``--out``
+  or standard output: the actors send the rows, and the driver writes them (one core).
+* **driver**: the units' reports come back in input order (Ray Data's ``preserve_order``);
+  the driver applies what only a whole run knows (an unreadable input named after an instance
+  an earlier input covered gives no row; one row per run and instance; ``--all-gold`` rows,
+  which it makes and writes as a part of their own), moves each part into the dataset (a
+  rename; a rewrite only when it drops a row), writes the ``.meta.json`` and sums the summary.
 
 A unit is re-run whole when its actor dies (Ray restarts the actor and retries the task), and
 its rows are delivered once: no row is lost or duplicated.
@@ -44,7 +49,16 @@ from ..reading.inputs import list_inputs
 from ..truth.gold import GoldSet, load_gold
 from .output.destination import Destination
 from .output.meta import command_line
-from .output.results import RowWriter
+from .output.outfile import views_name
+from .output.results import RowWriter, finite
+from .output.results_dataset import (
+    DatasetOutput,
+    run_end_part,
+    unit_part,
+    write_part,
+    write_views,
+)
+from .output.views_sidecar import ROW_KEY
 from .prepare.preparer import FinalPolicy
 from .run import RunSpec, Summary, _Progress, settings_of, start
 from .scorer import Scorer
@@ -178,8 +192,17 @@ class UnitEvaluator:
                  text: bool, cache_dir: str | None, incremental: bool,
                  skip: set[tuple[str, str]],
                  on_unit: Callable[[dict[str, Any]], None] | None = None,
-                 git_timeout: float | None = None) -> None:
+                 git_timeout: float | None = None, parts: str | None = None,
+                 generation: int = 0, views: bool = False, split_runs: bool = True) -> None:
         self.runs = list(runs)
+        #: Where this actor writes each unit's rows as a part file (a dataset ``--out``,
+        #: :mod:`ctxeval.evaluation.output.results_dataset`); None: the rows go back to the
+        #: driver.
+        self.parts = Path(parts) if parts is not None else None
+        self.generation = generation
+        #: Whether a part ends where a run does (``--all-gold``: the driver's part of a run's
+        #: failure rows goes between).
+        self.split_runs = split_runs
         self.fmt = fmt
         self.preset = preset
         self.skip = skip
@@ -190,17 +213,48 @@ class UnitEvaluator:
                              cache_dir=cache_dir, incremental=incremental, text=text,
                              git_timeout=git_timeout)
         self.ev = self.scorer.evaluator
+        #: ``--views``: rows carry their views record, written beside the unit's part.
+        self.ev.views = views
         self.records = self.scorer.records
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
         """Ray Data's call: a batch of units (``seq``, ``unit``) → their rows and reports."""
         seqs, rows, infos = [], [], []
+        # With a dataset --out: one part per call, named by its first unit with rows; with
+        # --all-gold, one per run among the call's units (a run's --all-gold part then sorts
+        # between them). Parts of a few hundred rows, not one per unit: a part's footer
+        # describes every column (tens of kB), which a part of 20 rows would mostly be.
+        group: dict[str, Any] | None = None
         for seq, unit in zip(batch["seq"], batch["unit"], strict=True):
-            got, info = self.unit(orjson.loads(unit))
+            u = orjson.loads(unit)
+            got, info = self.unit(u)
             seqs.append(int(seq))
-            rows.append(b"".join(orjson.dumps(r) + b"\n" for r in got))
+            if self.parts is None:
+                rows.append(b"".join(orjson.dumps(r) + b"\n" for r in got))
+            else:
+                marks = [r.pop(ROW_KEY, None) for r in got]
+                if got:
+                    if group is None or (self.split_runs and group["run"] != u["run"]):
+                        self._write_group(group)
+                        group = {"run": u["run"], "rows": [], "records": [],
+                                 "name": unit_part(self.generation, int(seq))}
+                    # as JSON would hold them (no NaN), as in the local engine's file
+                    group["rows"].extend(finite(r) for r in got)
+                    group["records"].extend(m for m in marks if m is not None)
+                    info["part"] = group["name"]
+                info["keys"] = [_keys(r, m is not None) for r, m in zip(got, marks,
+                                                                       strict=True)]
+                rows.append(b"")
             infos.append(orjson.dumps(info).decode())
+        self._write_group(group)
         return {"seq": seqs, "rows": rows, "info": infos}
+
+    def _write_group(self, group: dict[str, Any] | None) -> None:
+        if group is None or self.parts is None:
+            return
+        if group["records"]:  # the views part first: a part in place has its views
+            write_views(self.parts / views_name(group["name"]), group["records"])
+        write_part(self.parts / group["name"], group["rows"])
 
     def unit(self, unit: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The rows of one unit, in order, and what the run's summary needs of it."""
@@ -283,6 +337,19 @@ class UnitEvaluator:
 
     def close(self) -> None:
         self.scorer.close()
+
+
+def _keys(row: dict[str, Any], views: bool = False) -> dict[str, Any]:
+    """What the driver needs of a row an actor wrote into a part: to decide whether the local
+    engine would write it (:meth:`_Runs.keep`) and to count it in the summary; ``v``: the row
+    has a record in the unit's views part."""
+    out = {k: row[k] for k in ("instance_id", "gold_instance_id", "pred_file", "status")
+           if k in row}
+    if row.get("status") == "error":
+        out["error"] = row.get("error")
+    if views:
+        out["v"] = True
+    return out
 
 
 def _renamed(rows: list[dict[str, Any]], summary: Summary, local: str, uri: str
@@ -390,7 +457,8 @@ def _ordered(
                                f"{expect} was due")
         expect += 1
         rows = [orjson.loads(line) for line in bytes(rec["rows"]).splitlines()]
-        yield rows, orjson.loads(rec["info"])
+        info = orjson.loads(rec["info"])
+        yield info.pop("keys", rows), info
     if expect != len(units):
         raise RuntimeError(f"the Ray pipeline returned {expect} of {len(units)} units")
 
@@ -408,16 +476,30 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              cache_dir: str | Path | None = None, incremental: bool = True,
              address: str | None = None,
              on_unit: Callable[[dict[str, Any]], None] | None = None,
-             git_timeout: float | None = None, notices: bool | None = None) -> Summary:
+             git_timeout: float | None = None, notices: bool | None = None,
+             views: bool = False) -> Summary:
     """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
     order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
     the cluster to join (default: the running Ray instance, else a local one);
-    ``on_unit`` is called in the actor before each unit (tests kill actors with it)."""
+    ``on_unit`` is called in the actor before each unit (tests kill actors with it);
+    ``views``: each actor writes the views records of its rows beside their part (needs a
+    Parquet ``out``, a dataset)."""
     ray = _ray()
     t0 = time.monotonic()
     # Held before anything is read (:mod:`ctxeval.evaluation.output.destination`), as by the
     # local engine.
-    dest = Destination.open(out, stream=stream, resume=resume)
+    dataset = out is not None and stream is None and \
+        Path(out).suffix.lower() in (".parquet", ".pq")
+    if out is not None and _is_uri(str(out)):
+        raise InputError("--out must be a path the driver and every node see (shared "
+                         "storage), not a URI: the actors write the dataset's parts there "
+                         "and the driver moves them", path=str(out))
+    if views and not dataset:
+        raise InputError("--views with --engine ray needs a Parquet --out (results.parquet: "
+                         "a dataset directory, whose parts the actors write with their views)",
+                         path=str(out) if out is not None else None)
+    dest: Any = DatasetOutput.open(out, resume=resume) if dataset else \
+        Destination.open(out, stream=stream, resume=resume)
     scratch = Path(tempfile.mkdtemp(prefix="ctxeval-driver-"))
     try:
         local_gold, gold_names = _localized_gold(gold, scratch)
@@ -431,38 +513,66 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                               say=progress if notices is None else notices)
         skip = kept.done()
         units = plan_units(runs, fmt)
+        parts = dest.start() if dataset else None
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
         actors = jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        actors = max(1, min(actors, len(units)))  # no actor without a unit to evaluate
         kwargs = {"gold": gold_set, "runs": list(runs),
                   "repos": str(repos) if repos is not None else None, "fetch": fetch,
                   "preset": preset, "final_policy": final_policy, "fmt": fmt, "text": text,
                   "cache_dir": str(cache_dir) if cache_dir is not None else None,
                   "incremental": incremental, "skip": skip,
-                  "on_unit": on_unit, "git_timeout": git_timeout}
+                  "on_unit": on_unit, "git_timeout": git_timeout,
+                  "parts": str(parts) if parts is not None else None,
+                  "generation": dest.generation if dataset else 0, "views": views,
+                  "split_runs": all_gold}
         writer = RowWriter(dest)
+        # Where each run's driver-made rows go in a dataset: before the next run's first unit.
+        ends = [sum(1 for u in units if u["run"] <= r) for r in range(len(runs))]
+        emit = _Emit(writer, dest if dataset else None, ends)
+        moving = _Moving(dest if dataset else None)
+        parts_run = -1
         bar = _Progress(sys.stderr, progress)
         bar.begin("ray", len(units))
         stats: dict[str, int] = {}
         covered_any: set[str] = set()
         tracked = [_Runs(gold_set, r.name, preset) for r in runs]
         local: UnitEvaluator | None = None
+        # The driver's CPU from the pipeline's start to its last unit: this process (its own
+        # loop, and Ray's threads in it: the streaming executor, fetching blocks), and its
+        # main thread, before the first unit came back (Ray Data's imports, shipping the
+        # actor class and the gold) and from then on (the work per unit and per row).
+        cpu0, thread0, wall0 = _process_cpu(), time.thread_time(), time.monotonic()
+        first_unit: float | None = None
         try:
             results = _results(ray, units, actors, kwargs) if units else iter(())
             done_run = -1
             for k, (unit, (rows, info)) in enumerate(zip(units, results, strict=False)):
+                if first_unit is None:
+                    first_unit = time.thread_time()
                 r = unit["run"]
+                if dataset and all_gold and r != parts_run:  # a part ends with its run, and
+                    moving.flush()  # is moved in before the run's --all-gold part is written
+                    parts_run = r
                 while done_run < r - 1:  # runs without units of their own
                     done_run += 1
                     local = _close_run(done_run, runs, tracked, summary, all_gold, skip,
-                                       writer, local, kwargs)
+                                       emit, local, kwargs)
                 done_run = max(done_run, r - 1)
-                for row in rows:
-                    if tracked[r].keep(row, info["failure"], k):
-                        writer.write(row, parsed=True)
+                keep = [tracked[r].keep(row, info["failure"], k) for row in rows]
+                for row, kept_row in zip(rows, keep, strict=True):
+                    if kept_row:
+                        if dataset:
+                            writer.count(row)
+                        else:
+                            writer.write(row, parsed=True)
                         if (row.get("error") or {}).get("kind") == "missing_gold":
                             summary.without_gold.append(str(row["instance_id"]))
+                if dataset and rows:
+                    moving.add(info["part"], keep,
+                               [f for f, row in zip(keep, rows, strict=True) if row.get("v")])
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.duplicates.extend(info.get("duplicates") or [])
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
@@ -470,14 +580,23 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                     stats[k] = stats.get(k, 0) + v
                 bar.instances += len(rows)
                 bar.input_done()
+            moving.flush()
             for r in range(done_run + 1, len(runs)):
-                local = _close_run(r, runs, tracked, summary, all_gold, skip, writer, local,
+                local = _close_run(r, runs, tracked, summary, all_gold, skip, emit, local,
                                    kwargs)
             writer.flush()
         finally:
             bar.done()
             if local is not None:
                 local.close()
+        thread1 = time.thread_time()
+        driver_cpu = {"process_cpu_s": round(_process_cpu() - cpu0, 3),
+                      "main_thread_cpu_s": round(thread1 - thread0, 3),
+                      "main_thread_before_first_unit_cpu_s":
+                          round((first_unit or thread1) - thread0, 3),
+                      "main_thread_from_first_unit_cpu_s":
+                          round(thread1 - (first_unit or thread1), 3),
+                      "wall_s": round(time.monotonic() - wall0, 3)}
         for t in tracked:
             covered_any |= t.covered
             summary.duplicates.extend(t.duplicates)
@@ -486,7 +605,9 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         summary.uncovered_by_any = sum(1 for g in gold_set.instances
                                        if g.instance_id not in covered_any)
         summary.seconds = time.monotonic() - t0
-        dest.finish({"engine": {"name": "ray", "actors": actors, "units": len(units)},
+        dest.finish({"engine": {"name": "ray", "actors": actors, "units": len(units),
+                                "output": "dataset" if dataset else "driver",
+                                "driver": driver_cpu},
                      "symbol_stats": stats,
                      "symbol_cache": {"disk": cache_dir is not None,
                                       "incremental": incremental}})
@@ -496,8 +617,58 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         dest.close()
 
 
+class _Moving:
+    """The part being decided: the keep flags of its units' rows gathered in order, until its
+    last unit; then it is moved into the dataset (:meth:`DatasetOutput.take`)."""
+
+    def __init__(self, dataset: DatasetOutput | None) -> None:
+        self.dataset = dataset
+        self.name: str | None = None
+        self.keep: list[bool] = []
+        self.views: list[bool] = []
+
+    def add(self, name: str, keep: list[bool], views: list[bool]) -> None:
+        if name != self.name:
+            self.flush()
+            self.name = name
+        self.keep.extend(keep)
+        self.views.extend(views)
+
+    def flush(self) -> None:
+        if self.name is not None and self.dataset is not None:
+            self.dataset.take(self.name, self.keep, self.views)
+        self.name, self.keep, self.views = None, [], []
+
+
+class _Emit:
+    """Where the driver's own rows go: through the writer (a file, a stream), or, for a
+    dataset, into a part of their own at the end of their run (and counted)."""
+
+    def __init__(self, writer: RowWriter, dataset: DatasetOutput | None, ends: list[int]
+                 ) -> None:
+        self.writer = writer
+        self.dataset = dataset
+        self.ends = ends
+
+    def rows(self, r: int, rows: list[dict[str, Any]]) -> None:
+        if self.dataset is None:
+            for row in rows:
+                self.writer.write(row)
+            return
+        self.dataset.write(run_end_part(self.dataset.generation, self.ends[r], r), rows)
+        for row in rows:
+            self.writer.count(row)
+
+
+def _process_cpu() -> float:
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
 def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: Summary,
-               all_gold: bool, skip: set[tuple[str, str]], writer: RowWriter,
+               all_gold: bool, skip: set[tuple[str, str]], emit: _Emit,
                local: UnitEvaluator | None, kwargs: dict[str, Any]) -> UnitEvaluator | None:
     """A run's last rows (``--all-gold``: a failure row per gold instance it lacks, scored
     here: they need no trajectory) and its line of the summary."""
@@ -507,13 +678,14 @@ def _close_run(r: int, runs: Sequence[RunSpec], tracked: list[_Runs], summary: S
         missing = [g.instance_id for g in t.gold.instances
                    if g.instance_id not in t.covered and (name, g.instance_id) not in skip]
         if missing:
-            local = local or UnitEvaluator(**kwargs)
+            local = local or UnitEvaluator(**{**kwargs, "parts": None})
+            made: list[dict[str, Any]] = []
             for k in range(0, len(missing), 64):
                 chunk = missing[k:k + 64]
-                for row in local.ev.rows_of([], name, failed=[
-                        (gid, "no trajectory for this instance") for gid in chunk]):
-                    writer.write(row)
+                made.extend(local.ev.rows_of([], name, failed=[
+                    (gid, "no trajectory for this instance") for gid in chunk]))
                 t.covered.update(chunk)
+            emit.rows(r, made)
     summary.uncovered[name] = sum(1 for g in t.gold.instances
                                   if g.instance_id not in t.covered)
     return local

@@ -18,7 +18,7 @@ from typing import Any
 from ... import _core
 from ...errors import InputError
 from ...evaluation.output.results import json_lines
-from ...evaluation.output.views_sidecar import VIEWS_FORMAT, sidecar_path
+from ...evaluation.output.views_sidecar import VIEWS_FORMAT, sidecar_files, sidecar_path
 from .rows import is_error, load_rows
 
 Ranges = list[tuple[int, int]]
@@ -209,8 +209,7 @@ def build_pages(results: Sequence[str | Path], *, instances: Sequence[str] = (),
     records: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     found = False
     for res in results:
-        side = sidecar_path(res)
-        if side.is_file():
+        for side in sidecar_files(res) or ():
             found = True
             for rec in read_views(side):
                 records.setdefault(_key(rec), []).append(rec)

@@ -36,6 +36,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 from pathlib import Path
 
 from ...errors import CtxevalError
@@ -172,8 +173,10 @@ def is_parquet(path: str | Path) -> bool:
     p = Path(path)
     if p.suffix.lower() in (".parquet", ".pq"):
         return True
-    if p.suffix.lower() in (".jsonl", ".json", ".ndjson") or not p.is_file():
+    if p.suffix.lower() in (".jsonl", ".json", ".ndjson"):
         return False
+    if not p.is_file():
+        return is_dataset(p)  # the Ray engine's dataset of part files
     try:
         with p.open("rb") as fh:
             return fh.read(4) == b"PAR1"
@@ -184,3 +187,46 @@ def is_parquet(path: str | Path) -> bool:
 def partial_path(path: Path) -> Path:
     """Where a Parquet output is written until it is complete (then renamed to ``path``)."""
     return path.with_name(path.name + ".partial")
+
+
+#: A part file of a results dataset (:mod:`.results_dataset`): generation, unit, kind.
+PART = re.compile(r"^part-(\d{4})-(\d{9})-(u|a\d{6})\.parquet$")
+
+
+def parts(path: str | Path) -> list[Path]:
+    """The part files of a results dataset directory, in file-name order (the rows' order);
+    none when ``path`` is not a directory."""
+    p = Path(path)
+    try:
+        names = sorted(n for n in os.listdir(p) if PART.match(n))
+    except (NotADirectoryError, FileNotFoundError):
+        return []
+    return [p / n for n in names]
+
+
+#: The views sidecar of a part (``--views``): the same name, ``views-`` and ``.jsonl``.
+VIEWS_PART = re.compile(r"^views-(\d{4})-(\d{9})-(u|a\d{6})\.jsonl$")
+
+
+def views_parts(path: str | Path) -> list[Path]:
+    """The views parts of a results dataset directory, in file-name order."""
+    p = Path(path)
+    try:
+        names = sorted(n for n in os.listdir(p) if VIEWS_PART.match(n))
+    except (NotADirectoryError, FileNotFoundError):
+        return []
+    return [p / n for n in names]
+
+
+def views_name(part: str) -> str:
+    """The views part beside part ``part``."""
+    return "views-" + part[len("part-"):-len(".parquet")] + ".jsonl"
+
+
+def is_dataset(path: str | Path) -> bool:
+    """Whether ``path`` is a directory of results parts (or a directory named as a Parquet
+    output, ``results.parquet/``, empty or not)."""
+    p = Path(path)
+    if not p.is_dir():
+        return False
+    return p.suffix.lower() in (".parquet", ".pq") or bool(parts(p))

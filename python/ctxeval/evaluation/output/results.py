@@ -221,6 +221,10 @@ def records(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, record) of a JSONL file, or (row number, row) of a Parquet results
     table, without the checks of :func:`read_rows` (a Parquet table that is not results is an
     error all the same)."""
+    if Path(path).is_dir() and not is_parquet(path):
+        raise InputError("a directory, not a results file (nor a results dataset: a directory "
+                         "of part-*.parquet files written by 'ctxeval evaluate --engine ray')",
+                         path=str(path))
     if not is_parquet(path):
         yield from json_lines(path)
         return
@@ -348,6 +352,11 @@ class RowWriter:
         """Write one row. ``parsed``: the row was just parsed from JSON (the Ray engine's
         rows), so it holds nothing JSON would not (no NaN, no tuples) as it stands."""
         self.out.write(orjson.dumps(row) + b"\n" if parsed else dumps_row(row))
+        self.count(row)
+
+    def count(self, row: dict[str, Any]) -> None:
+        """Count a row written elsewhere (a part file an actor of the Ray engine wrote; ``row``
+        needs only its instance id, status and error)."""
         status = row.get("status", "ok")
         self.counts[status] = self.counts.get(status, 0) + 1
         if status == "error":

@@ -27,7 +27,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .outfile import is_parquet, partial_path
+from .outfile import is_parquet, partial_path, parts
 
 __all__ = ["RESULTS_COLUMNS", "is_parquet", "is_results_schema", "partial_path", "read_schema",
            "read_table", "rows_to_table", "table_to_rows"]
@@ -323,10 +323,27 @@ def is_results_schema(names: Iterable[str]) -> bool:
 
 
 def read_schema(path: str | Path) -> pa.Schema:
-    """The schema of a Parquet file (its footer only)."""
+    """The schema of a Parquet file (its footer only); of a dataset directory, the schema its
+    parts are written with."""
+    if Path(path).is_dir():
+        return SCHEMA
     return pq.read_schema(path)
 
 
 def read_table(path: str | Path) -> pa.Table:
-    """A Parquet results file as written (flattened columns and bookkeeping)."""
+    """A Parquet results file as written (flattened columns and bookkeeping), or the parts of
+    a dataset directory (the Ray engine's output, :mod:`.results_dataset`) in order."""
+    if Path(path).is_dir():
+        return read_dataset(path)
     return pq.read_table(path)
+
+
+def read_dataset(path: str | Path) -> pa.Table:
+    """The parts of a results dataset directory as one table, in order (none: empty)."""
+    tables = []
+    for part in parts(path):
+        table = pq.read_table(part)
+        if not is_results_schema(table.column_names):
+            raise ValueError(f"{part.name}: not a results table (no bookkeeping columns)")
+        tables.append(table.cast(SCHEMA))
+    return pa.concat_tables(tables) if tables else SCHEMA.empty_table()

@@ -23,7 +23,7 @@ from ...model import GoldInstance, Step, Trajectory
 from ...paths import normalise_path
 from ...truth.symbols import Definition
 from ..prepare.preparer import Notes, indexed_file
-from .outfile import LineFile
+from .outfile import LineFile, is_dataset, views_parts
 from .results import dumps_row
 
 #: ``format`` of every record; bumped when a field changes meaning.
@@ -43,6 +43,16 @@ def sidecar_path(results: str | Path) -> Path:
     p = Path(results)
     stem = p.name[:-len(".jsonl")] if p.name.endswith(".jsonl") else p.name
     return p.with_name(stem + ".views.jsonl")
+
+
+def sidecar_files(results: str | Path) -> list[Path] | None:
+    """The views files of a results output, in row order: the sidecar beside a file, or the
+    views parts of a dataset directory (the Ray engine's); None when there is none."""
+    if is_dataset(results):
+        found = views_parts(results)
+        return found or None
+    side = sidecar_path(results)
+    return [side] if side.is_file() else None
 
 
 def short_action(action: str, limit: int = ACTION_CHARS) -> str:
