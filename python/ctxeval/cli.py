@@ -134,16 +134,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         _err(f"--repos {args.repos}: not a directory (give the directory that holds the "
              "repositories or snapshots)")
         return EXIT_USAGE
-    from .evaluation.ranking import DEFAULT_KS, RankingSettings, parse_ks
+    from .evaluation.ranking import RankingSettings, parse_ks
 
     try:
         ranking = RankingSettings(parse_ks(args.k), args.budget_lines)
     except ValueError as exc:
         _err(str(exc))
-        return EXIT_USAGE
-    if args.engine == "ray" and (ranking.ks != DEFAULT_KS or args.budget_lines != 500):
-        _err("--k and --budget-lines are not available with --engine ray (its rows have the "
-             "default ranking block)")
         return EXIT_USAGE
     from .truth.gitproc import timeout_from
 
@@ -167,7 +163,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             from .evaluation.ray_engine import evaluate as evaluate_ray
 
             summary = evaluate_ray(**options, jobs=args.actors, address=args.address,
-                                   views=args.views)
+                                   views=args.views, ranking=ranking)
         else:
             summary = evaluate(**options, jobs=args.jobs, views=args.views, ranking=ranking)
     except ResumeConflict as exc:  # what to do instead is the user's choice: a usage error

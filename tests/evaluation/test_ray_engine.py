@@ -95,6 +95,23 @@ def test_example_through_the_command(ray_local, tmp_path, capsys):
     assert "{" + local_report == ray_report + "\n"
 
 
+def test_the_ranking_options_reach_the_actors(ray_local, tmp_path):
+    """``--k`` and ``--budget-lines`` under Ray give the local engine's ranking block (they
+    were refused: the actors built the default one)."""
+    args = ["evaluate", "--gold", str(EX / "gold.jsonl"),
+            "--run", f"agent-a={EX / 'runs' / 'agent-a.jsonl'}",
+            "--repos", str(EX / "repos"), "-q", "--k", "2,4", "--budget-lines", "3"]
+    assert main([*args, "--out", str(tmp_path / "local.jsonl")]) == 0
+    assert main([*args, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray"]) == 0
+    local = list(read_rows(tmp_path / "local.jsonl"))
+    assert list(read_rows(tmp_path / "ray.parquet")) == local
+    file_level = local[0]["ranking"]["file"]
+    assert "acc@2" in file_level and "acc@4" in file_level and "acc@5" not in file_level
+    assert local[0]["ranking"]["budget"]["lines"] == 3
+    meta = json.loads((tmp_path / "ray.parquet.meta.json").read_text())
+    assert meta["ranking"] == {"k": [2, 4], "budget_lines": 3}  # what --resume compares
+
+
 @requires_parity
 @pytest.mark.parametrize("preset", ["contextbench", "strict"])
 def test_parity_suite_rows_are_the_local_rows(ray_local, tmp_path, preset):

@@ -60,6 +60,7 @@ from .output.results_dataset import (
 )
 from .output.views_sidecar import ROW_KEY
 from .prepare.preparer import FinalPolicy
+from .ranking import DEFAULT_RANKING, RankingSettings
 from .run import RunSpec, Summary, _Progress, settings_of, start
 from .scorer import Scorer
 
@@ -193,7 +194,8 @@ class UnitEvaluator:
                  skip: set[tuple[str, str]],
                  on_unit: Callable[[dict[str, Any]], None] | None = None,
                  git_timeout: float | None = None, parts: str | None = None,
-                 generation: int = 0, views: bool = False, split_runs: bool = True) -> None:
+                 generation: int = 0, views: bool = False, split_runs: bool = True,
+                 ranking: RankingSettings | None = DEFAULT_RANKING) -> None:
         self.runs = list(runs)
         #: Where this actor writes each unit's rows as a part file (a dataset ``--out``,
         #: :mod:`ctxeval.evaluation.output.results_dataset`); None: the rows go back to the
@@ -211,7 +213,7 @@ class UnitEvaluator:
         # The in-process scorer's warm state: the gold, repository readers, definitions.
         self.scorer = Scorer(gold, repos, preset=preset, final=final_policy, fetch=fetch,
                              cache_dir=cache_dir, incremental=incremental, text=text,
-                             git_timeout=git_timeout)
+                             git_timeout=git_timeout, ranking=ranking)
         self.ev = self.scorer.evaluator
         #: ``--views``: rows carry their views record, written beside the unit's part.
         self.ev.views = views
@@ -477,7 +479,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              address: str | None = None,
              on_unit: Callable[[dict[str, Any]], None] | None = None,
              git_timeout: float | None = None, notices: bool | None = None,
-             views: bool = False) -> Summary:
+             views: bool = False, ranking: RankingSettings | None = DEFAULT_RANKING
+             ) -> Summary:
     """:func:`ctxeval.evaluation.run.evaluate` on a Ray cluster: the same rows, in the same
     order, in the same files. ``jobs``: actors (default: the cluster's CPUs); ``address``:
     the cluster to join (default: the running Ray instance, else a local one);
@@ -509,7 +512,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                            "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
         summary, kept = start(gold_set, dest, settings_of(gold_set, preset=preset,
                                                           final_policy=final_policy,
-                                                          text=text, fmt=fmt),
+                                                          text=text, fmt=fmt,
+                                                          ranking=ranking),
                               say=progress if notices is None else notices)
         skip = kept.done()
         units = plan_units(runs, fmt)
@@ -527,7 +531,7 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                   "on_unit": on_unit, "git_timeout": git_timeout,
                   "parts": str(parts) if parts is not None else None,
                   "generation": dest.generation if dataset else 0, "views": views,
-                  "split_runs": all_gold}
+                  "split_runs": all_gold, "ranking": ranking}
         writer = RowWriter(dest)
         # Where each run's driver-made rows go in a dataset: before the next run's first unit.
         ends = [sum(1 for u in units if u["run"] <= r) for r in range(len(runs))]

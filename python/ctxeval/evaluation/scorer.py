@@ -31,6 +31,7 @@ from ..truth.extraction import SymbolSettings
 from ..truth.gold import GoldSet, load_gold
 from ..truth.repo import RepoCache
 from .prepare.preparer import FinalPolicy
+from .ranking import DEFAULT_RANKING, RankingSettings
 from .rows import field_value
 from .run import REPO_CACHE_BYTES, Evaluator
 
@@ -53,7 +54,8 @@ class Scorer:
                  repos: str | Path | None = None, *, preset: str = "strict",
                  final: FinalPolicy = "declared", run: str = "rollout", fetch: bool = False,
                  cache_dir: str | Path | None = None, incremental: bool = True,
-                 text: bool = False, git_timeout: float | None = None) -> None:
+                 text: bool = False, git_timeout: float | None = None,
+                 ranking: RankingSettings | None = DEFAULT_RANKING) -> None:
         if isinstance(gold, GoldSet):
             gold_set = gold
         else:
@@ -66,7 +68,7 @@ class Scorer:
                                cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout)
         self.evaluator = Evaluator(gold_set, self.repos, preset=preset, final_policy=final,
                                    symbols=SymbolSettings(cache_dir, incremental).extractor(),
-                                   text=text)
+                                   text=text, ranking=ranking)
         self.records = RecordReader()
 
     def _read(self, trajectory: Trajectory | Path | Raw | None, instance_id: str | None,
