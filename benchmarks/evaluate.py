@@ -333,12 +333,12 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
     same = all((out / f"{n}.jsonl").read_bytes() == first for n in names)
     print(f"rows byte-identical across {', '.join(names)}: {same}")
     c1 = results["cold, -j 1 (default: incremental)"]
-    print(f"cold / parse floor:      {c1 / floor:.2f}  (target <= 1.3)")
+    print(f"cold / parse floor:      {c1 / floor:.2f}")
     pinned = results.get("cold, -j 1, pinned to one CPU")
     if pinned is not None:
-        print(f"  pinned to one CPU:     {pinned / floor:.2f}  (the parse floor runs on one CPU; "
-              "-j 1 reads, plans and scores beside its extraction thread)")
-    print(f"-j 2 / -j 1 (cold):      {c1 / results['cold, -j 2']:.2f}  (target >= 1.7; "
+        print(f"  pinned to one CPU:     {pinned / floor:.2f}  (target <= 1.5, issue 24; the parse "
+              "floor runs on one CPU)")
+    print(f"-j 2 / -j 1 (cold):      {c1 / results['cold, -j 2']:.2f}  (target >= 1.6; "
           f"two CPU-bound processes gained {ceiling:.2f}x on this machine meanwhile)")
     print(f"-j 2 / -j 1 (warm):      "
           f"{results['warm, -j 1 (disk cache filled)'] / results['warm, -j 2']:.2f}")
@@ -349,9 +349,9 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
         (tmp / "ref").mkdir(exist_ok=True)
         ref = run_reference(reference[0], reference[1], wl, tmp / "ref")
         print(f"published evaluator:     {ref:7.2f}s  {rows / ref:8.1f} rows/s")
-        print(f"  throughput vs it, cold -j 1: {ref / c1:6.1f}x  (target >= 15)")
+        print(f"  throughput vs it, cold -j 1: {ref / c1:6.1f}x")
         if pinned is not None:
-            print(f"    pinned to one CPU:         {ref / pinned:6.1f}x")
+            print(f"    pinned to one CPU:         {ref / pinned:6.1f}x  (target >= 13)")
         print(f"  throughput vs it, warm -j 1: "
               f"{ref / results['warm, -j 1 (disk cache filled)']:6.1f}x  (target >= 50)")
     print(f"cpus: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f}")
