@@ -79,3 +79,13 @@ def child_pids(pid: int) -> set[int]:
         except OSError:
             continue
     return out
+
+
+def python_lines(script: str) -> list[str]:
+    """The lines a fresh interpreter prints running ``script`` (what a test of imports needs:
+    this interpreter has imported everything already)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True).stdout.splitlines()

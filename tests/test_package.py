@@ -52,8 +52,7 @@ def test_evaluate_imports_neither_the_analysis_stage_nor_the_api(tmp_path):
     unimported (a fresh interpreter: this one has imported everything): building every
     command's parser imported them, 0.14 s of CPU of the example's 0.74 s. The lazy names
     still resolve."""
-    import subprocess
-    import sys
+    from conftest import python_lines
 
     ex = Path(__file__).resolve().parent.parent / "fixtures" / "example"
     script = (
@@ -65,9 +64,7 @@ def test_evaluate_imports_neither_the_analysis_stage_nor_the_api(tmp_path):
         "print(code, sorted(m for m in sys.modules if m.startswith('ctxeval.analysis')"
         " or m == 'ctxeval.api'))\n"
         "print(ctxeval.Scorer.__name__, ctxeval.analysis.__name__)\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
-    assert out == ["0 []", "Scorer ctxeval.analysis"]
+    assert python_lines(script) == ["0 []", "Scorer ctxeval.analysis"]
     assert set(dir(ctxeval)) >= set(ctxeval.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = ctxeval.nothing

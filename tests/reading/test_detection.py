@@ -186,10 +186,7 @@ def test_the_registry_lists_every_adapter_module_in_detection_order():
 def test_detecting_a_neutral_file_imports_no_agent_adapter(tmp_path):
     """A neutral trajectory is detected before any agent's format is imported (a fresh
     interpreter: this one has imported them all)."""
-    import subprocess
-    import sys
-
-    from conftest import FIXTURES
+    from conftest import FIXTURES, python_lines
 
     runs = FIXTURES / "example" / "runs" / "agent-a.jsonl"
     script = ("import json, sys\n"
@@ -199,8 +196,7 @@ def test_detecting_a_neutral_file_imports_no_agent_adapter(tmp_path):
               "print(json.dumps(sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
               "                        if m.startswith('ctxeval.reading.adapters.')\n"
               "                        and not m.rsplit('.', 1)[1].startswith('_'))))\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
+    out = python_lines(script)
     assert out[0] == "neutral"
     imported = json.loads(out[1])
     assert "neutral" in imported and "swe_agent" not in imported and "atif" not in imported

@@ -75,22 +75,32 @@ def stage_meta(out: Path, meta: dict[str, Any]) -> Path:
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno
-                      else str(exc), str(path)) from exc
+        raise named_os_error(exc, path) from exc
     return tmp
 
 
-def commit_meta(tmp: Path, out: Path) -> Path:
-    """Rename staged metadata into place (a rename needs no room on the disk)."""
-    path = meta_path(out)
+def named_os_error(exc: OSError, path: Path) -> OSError:
+    """``exc`` again, naming ``path`` (the file the user knows, not a temporary one): before,
+    a full disk said 'No space left on device: None'."""
+    return OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno else str(exc),
+                   str(path))
+
+
+def replace_into(tmp: Path, path: Path) -> Path:
+    """Rename a file written whole under ``tmp`` into place; on failure ``tmp`` is removed and
+    the error names ``path``."""
     try:
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno
-                      else str(exc), str(path)) from exc
+        raise named_os_error(exc, path) from exc
     return path
+
+
+def commit_meta(tmp: Path, out: Path) -> Path:
+    """Rename staged metadata into place (a rename needs no room on the disk)."""
+    return replace_into(tmp, meta_path(out))
 
 
 def read_meta(out: Path) -> dict[str, Any] | None:

@@ -69,6 +69,22 @@ def lock_holder(path: str | Path) -> int | None:
     return None
 
 
+def lock_exclusive(fd: int, path: Path) -> int:
+    """``fd`` (of ``path``, an output file or a dataset directory) locked for this evaluation;
+    held by another one: closed, and :class:`OutputBusy` naming its process."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise
+        pid = lock_holder(path)
+        who = f"process {pid}" if pid is not None else "another process"
+        raise OutputBusy(f"is being written by another evaluation ({who}); wait for it to "
+                         "finish or choose another --out", path=str(path)) from None
+    return fd
+
+
 class LineFile:
     """One output file held for an evaluation, written whole lines at a time.
 
@@ -82,17 +98,8 @@ class LineFile:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         existed = self.path.exists()
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(self.fd)
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            pid = lock_holder(self.path)
-            who = f"process {pid}" if pid is not None else "another process"
-            raise OutputBusy(f"is being written by another evaluation ({who}); wait for it to "
-                             "finish or choose another --out", path=str(self.path)) from None
+        self.fd = lock_exclusive(
+            os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666), self.path)
         self._created = not existed
         self._begun = False
         #: Kept on :meth:`close` even if this created it and it is empty (an output the
@@ -193,15 +200,20 @@ def partial_path(path: Path) -> Path:
 PART = re.compile(r"^part-(\d{4})-(\d{9})-(u|a\d{6})\.parquet$")
 
 
-def parts(path: str | Path) -> list[Path]:
-    """The part files of a results dataset directory, in file-name order (the rows' order);
-    none when ``path`` is not a directory."""
+def _named(path: str | Path, pattern: re.Pattern[str]) -> list[Path]:
+    """The files of directory ``path`` whose names match, in file-name order; none when
+    ``path`` is not a directory."""
     p = Path(path)
     try:
-        names = sorted(n for n in os.listdir(p) if PART.match(n))
+        names = sorted(n for n in os.listdir(p) if pattern.match(n))
     except (NotADirectoryError, FileNotFoundError):
         return []
     return [p / n for n in names]
+
+
+def parts(path: str | Path) -> list[Path]:
+    """The part files of a results dataset directory, in file-name order (the rows' order)."""
+    return _named(path, PART)
 
 
 #: The views sidecar of a part (``--views``): the same name, ``views-`` and ``.jsonl``.
@@ -210,12 +222,7 @@ VIEWS_PART = re.compile(r"^views-(\d{4})-(\d{9})-(u|a\d{6})\.jsonl$")
 
 def views_parts(path: str | Path) -> list[Path]:
     """The views parts of a results dataset directory, in file-name order."""
-    p = Path(path)
-    try:
-        names = sorted(n for n in os.listdir(p) if VIEWS_PART.match(n))
-    except (NotADirectoryError, FileNotFoundError):
-        return []
-    return [p / n for n in names]
+    return _named(path, VIEWS_PART)
 
 
 def views_name(part: str) -> str:

@@ -37,8 +37,6 @@ writes into it (as :class:`~ctxeval.evaluation.output.outfile.LineFile` holds a 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import re
 import shutil
@@ -53,12 +51,14 @@ from .meta import (
     commit_meta,
     conflict_error,
     meta_path,
+    named_os_error,
     read_meta,
+    replace_into,
     resume_conflicts,
     rows_conflicts,
     stage_meta,
 )
-from .outfile import PART, VIEWS_PART, OutputBusy, lock_holder, parts, views_name
+from .outfile import PART, VIEWS_PART, lock_exclusive, parts, views_name
 
 PENDING = re.compile(r"^\.pending-\d{4}$")
 #: Rows per row group of a part, as in the local engine's file.
@@ -119,12 +119,11 @@ def write_part(path: Path, rows: list[dict[str, Any]]) -> None:
         with pq.ParquetWriter(tmp, SCHEMA, compression="zstd") as writer:
             for k in range(0, len(rows), GROUP):
                 writer.write_table(rows_to_table(rows[k:k + GROUP]))
-        os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise OSError(exc.errno or errno.EIO, os.strerror(exc.errno) if exc.errno
-                      else str(exc), str(path)) from exc
+        raise named_os_error(exc, path) from exc
+    replace_into(tmp, path)
 
 
 def write_views(path: Path, records: list[dict[str, Any]]) -> None:
@@ -208,18 +207,7 @@ class DatasetOutput:
         return dest
 
     def _lock(self) -> None:
-        fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            pid = lock_holder(self.path)
-            who = f"process {pid}" if pid is not None else "another process"
-            raise OutputBusy(f"is being written by another evaluation ({who}); wait for it to "
-                             "finish or choose another --out", path=str(self.path)) from None
-        self._fd = fd
+        self._fd = lock_exclusive(os.open(self.path, os.O_RDONLY | os.O_DIRECTORY), self.path)
 
     def begin(self, settings: Settings) -> Any:
         """With ``--resume``, the rows kept (and the metadata's settings checked); without it,
