@@ -26,7 +26,6 @@ interpreter, imports, gold and trajectories, it is git reads, planning, scoring 
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import shutil
 import subprocess
@@ -40,7 +39,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ctxeval.reading.inputs import read_inputs
 from ctxeval.truth.gold import load_gold
-from ctxeval.truth.repo import RepoCache
 from evaluate import parse_floor, touched_blobs
 from timing import child_env, command, one_cpu
 
@@ -94,16 +92,6 @@ def read_trajectories(runs: list[Path]) -> int:
     return n
 
 
-def git_reads(wl: Path) -> None:
-    touched = [json.loads(line) for line in (wl / "touched.jsonl").open()]
-    with RepoCache(wl / "repos") as repos:
-        for r in touched:
-            snap = repos.open(instance_id=r["instance_id"], repo=r["repo"], commit=r["commit"])
-            snap.read_many(r["paths"])
-            for p in r["paths"]:
-                snap.blob_id(p)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("workload", type=Path)
@@ -135,7 +123,8 @@ def main() -> None:
             "imports": started - interp,
             "gold": cpu_of(lambda: load_gold([gold]), repeat),
             "trajectories": cpu_of(lambda: read_trajectories(runs), repeat),
-            "git reads": cpu_of(lambda: git_reads(wl), repeat),
+            # every touched blob read from git at its commit, as the floor's blobs are read
+            "git reads": cpu_of(lambda: touched_blobs(wl), repeat),
         }
         blobs = touched_blobs(wl)
         t = time.process_time()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 
@@ -85,12 +84,6 @@ def _in_order() -> Iterator[ModuleType]:
     """The adapter modules in detection order, each imported when it is reached."""
     for name, _fmt in REGISTRY:
         yield _module(name)
-
-
-@cache
-def adapters() -> tuple[ModuleType, ...]:
-    """All adapter modules, in detection order (imports every one)."""
-    return tuple(_in_order())
 
 
 def formats() -> list[str]:

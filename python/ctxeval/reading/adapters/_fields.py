@@ -18,6 +18,11 @@ from typing import Any
 _PLACES = 3
 
 
+def is_number(value: Any) -> bool:
+    """A JSON number (``true`` and ``false`` are not counts)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def describe(value: Any) -> str:
     """A bounded description of a value that is not what the field holds."""
     if value is None:
@@ -49,13 +54,14 @@ class FieldNotes:
         self._kinds: dict[tuple[str, str, str], list[str]] = {}
 
     def note(self, field: str, found: Any, outcome: str, where: str | None = None) -> None:
-        key = (field, describe(found), outcome)
-        self._kinds.setdefault(key, []).append(where or field)
+        self._add(field, describe(found), outcome, where)
 
     def missing(self, field: str, outcome: str, where: str | None = None) -> None:
         """A field that is absent (not a wrong value): said as 'missing'."""
-        key = (field, "missing", outcome)
-        self._kinds.setdefault(key, []).append(where or field)
+        self._add(field, "missing", outcome, where)
+
+    def _add(self, field: str, found: str, outcome: str, where: str | None) -> None:
+        self._kinds.setdefault((field, found, outcome), []).append(where or field)
 
     def __bool__(self) -> bool:
         return bool(self._kinds)

@@ -30,7 +30,7 @@ from ..._core import lines_normalize
 from ...errors import AdapterError
 from ...model import Ranking, Step, SymbolRef, Trajectory, Usage, View
 from . import ReadOptions
-from ._fields import FieldNotes
+from ._fields import FieldNotes, is_number
 from ._sessions import jsonl_objects
 
 FORMAT = "agentless"
@@ -218,7 +218,7 @@ def _usage(stage: Any, name: str, notes: FieldNotes) -> Usage | None:
         return None
     for key in ("prompt_tokens", "completion_tokens"):
         v = u.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        if v is not None and not is_number(v):
             notes.note(f"{name}.usage.{key}", v, "it is not counted")
     return Usage.from_json({"input_tokens": u.get("prompt_tokens"),
                             "output_tokens": u.get("completion_tokens")})

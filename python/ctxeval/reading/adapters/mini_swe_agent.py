@@ -315,7 +315,7 @@ def _shell_step(index: int, command: str, observation: str, cwd: str | None,
 _ROLES = frozenset({"system", "user", "assistant", "tool", "exit"})
 
 
-def checked_messages(raw: list[Any], notes: FieldNotes) -> list[dict[str, Any]]:
+def _checked_messages(raw: list[Any], notes: FieldNotes) -> list[dict[str, Any]]:
     """The message objects of a run, each defect the steps will skip told to ``notes``: a
     message that is not an object, a role that is missing or not one of mini-swe-agent's, a
     tool result whose ``tool_call_id`` is not a string."""
@@ -364,7 +364,7 @@ def _note_usage(messages: list[dict[str, Any]], notes: FieldNotes) -> None:
 def _read_strict(data: dict[str, Any], path: Path, options: ReadOptions) -> Trajectory:
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
     notes = FieldNotes()
-    messages = checked_messages(data["messages"], notes)
+    messages = _checked_messages(data["messages"], notes)
     _note_usage(messages, notes)
     cwd = _get(info, "config", "environment", "cwd")
     cwd = cwd if isinstance(cwd, str) and cwd else None

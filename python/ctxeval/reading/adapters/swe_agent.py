@@ -31,7 +31,7 @@ from ...model import Step, Trajectory, Usage, View
 from ..shell import read_shell
 from . import ReadOptions
 from . import cb_sweagent_patch_context as pc
-from ._fields import FieldNotes
+from ._fields import FieldNotes, is_number
 from .contextbench import is_contextbench
 
 FORMAT = "swe-agent"
@@ -437,20 +437,21 @@ def instance_id_from_path(path: Path) -> str | None:
     return None
 
 
-def _usage(stats: Any, notes: FieldNotes | None = None) -> Usage | None:
+def _usage(stats: Any, notes: FieldNotes) -> Usage | None:
     """Usage from ``info.model_stats``; all-zero counters (replays) are unknown, not free. A
     block or a counter of another type is told to ``notes`` (it is then unknown)."""
     if not isinstance(stats, dict):
-        if stats is not None and notes is not None:
+        if stats is not None:
             notes.note("info.model_stats", stats, "the run's usage is unknown")
         return None
 
     def num(key: str) -> int | float | None:
         v = stats.get(key)
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
-        if not ok and v is not None and notes is not None:
+        if is_number(v):
+            return v
+        if v is not None:
             notes.note(f"info.model_stats.{key}", v, "it is unknown")
-        return v if ok else None
+        return None
 
     sent, recv, cost, calls = (num("tokens_sent"), num("tokens_received"),
                                num("instance_cost"), num("api_calls"))
@@ -630,19 +631,18 @@ def _editor_step(step: Step, ctx: _Ctx, action: str, obs: str, cwd: str | None) 
 
 
 def _read_step(index: int, entry: Any, ctx: _Ctx, cwd: str | None, where: str,
-               notes: FieldNotes | None = None) -> Step:
+               notes: FieldNotes) -> Step:
     if not isinstance(entry, dict):
         raise AdapterError("a trajectory step must be an object", path=where,
                            field=f"trajectory[{index}]")
     action = entry.get("action")
     obs = entry.get("observation")
-    if notes is not None:
-        if not isinstance(action, str):
-            notes.note("trajectory[].action", action, "the step does nothing",
-                       f"trajectory[{index}].action")
-        if not isinstance(obs, str) and obs is not None:
-            notes.note("trajectory[].observation", obs, "the step shows nothing",
-                       f"trajectory[{index}].observation")
+    if not isinstance(action, str):
+        notes.note("trajectory[].action", action, "the step does nothing",
+                   f"trajectory[{index}].action")
+    if not isinstance(obs, str) and obs is not None:
+        notes.note("trajectory[].observation", obs, "the step shows nothing",
+                   f"trajectory[{index}].observation")
     action = action if isinstance(action, str) else ""
     obs = obs if isinstance(obs, str) else ""
     clipped = ctx.max_observation is not None and len(obs) > ctx.max_observation
