@@ -87,7 +87,6 @@ def result_json(call: Call) -> Any:
     return found
 
 
-
 # --- Claude Code's preview of a result it kept on disk ----------------------------------------
 
 #: Claude Code shows the first this many characters of a result it kept on disk.
