@@ -94,6 +94,57 @@ def test_background_extraction_failing_changes_no_row(workload: Path, tmp_path: 
     assert b"".join(lines) == base
 
 
+def test_runs_are_one_pipeline_with_each_runs_rows_in_order(workload: Path) -> None:
+    """``Evaluator.runs`` plans the next run while the last batches of one are in flight (the
+    threads would wait at every run's end otherwise), and gives each run's rows as ``run``
+    does, run after run; the summary counts each run once all of it is planned."""
+    gold = load_gold([workload / "gold.jsonl"])
+    specs = [RunSpec(r.stem, [str(r)]) for r in sorted((workload / "runs").glob("*.jsonl"))]
+    assert len(specs) == 2
+    with RepoCache(workload / "repos") as repos:
+        with Evaluator(gold, repos, jobs=2) as ev:
+            one_by_one = [(s.name, row) for s in specs for row in ev.run(s, Summary())]
+        with Evaluator(gold, repos, jobs=2) as ev:
+            events: list[tuple[str, str]] = []
+            plan, scored = ev.plan_trajectories, ev._score
+
+            def planning(trajs, pred_file, ctx):  # type: ignore[no-untyped-def]
+                events.append(("plan", ctx.name))
+                return plan(trajs, pred_file, ctx)
+
+            def scoring(batch, ticket):  # type: ignore[no-untyped-def]
+                events.append(("score", batch.ctx.name))
+                return scored(batch, ticket)
+
+            ev.plan_trajectories, ev._score = planning, scoring  # type: ignore[method-assign]
+            summary = Summary()
+            together = list(ev.runs(specs, summary))
+    assert together == one_by_one and len(together) == 24
+    first, second = specs[0].name, specs[1].name
+    # the second run was planned before the first one's last batch was scored
+    assert events.index(("plan", second)) < len(events) - 1 - events[::-1].index(
+        ("score", first))
+    assert summary.uncovered == {first: 0, second: 0}
+
+
+def test_rows_in_flight_come_out_before_a_later_run_fails(workload: Path, tmp_path: Path
+                                                          ) -> None:
+    """A run that cannot be started (here its results file is missing) stops the evaluation
+    as before: every row of the runs before it is given first."""
+    from ctxeval.errors import InputError
+
+    gold = load_gold([workload / "gold.jsonl"])
+    runs = sorted((workload / "runs").glob("*.jsonl"))
+    specs = [RunSpec(runs[0].stem, [str(runs[0])]),
+             RunSpec(runs[1].stem, [str(runs[1])], [str(tmp_path / "missing.json")])]
+    got = []
+    with RepoCache(workload / "repos") as repos, Evaluator(gold, repos, jobs=2) as ev:
+        with pytest.raises(InputError, match="missing.json"):
+            for name, row in ev.runs(specs, Summary()):
+                got.append((name, row["instance_id"]))
+    assert len(got) == 12 and {name for name, _ in got} == {runs[0].stem}
+
+
 def test_a_path_keeps_to_its_thread_unless_that_thread_is_behind() -> None:
     """Versions of one path go to one thread (incremental re-parsing); a path moves only when
     its thread has more bytes waiting than the least busy one plus the path's own."""

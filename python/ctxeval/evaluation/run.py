@@ -213,6 +213,10 @@ class _Batch:
     instances: int = 0
     #: The last batch of its input (for the progress bar).
     input_done: bool = False
+    #: The run the batch belongs to (scored with its settings).
+    ctx: _RunContext | None = None
+    #: The first batch of its run: (run name, inputs listed), for the progress bar.
+    begins: tuple[str, int] | None = None
 
 
 @dataclass(slots=True)
@@ -386,25 +390,37 @@ class Evaluator:
             self._extractor = ThreadExtractor(self.symbols, max(self.jobs, 1))
         return self._extractor
 
-    def _staged(self, batches: Iterator[_Batch], ctx: _RunContext) -> Iterator[_Batch]:
+    def _staged(self, batches: Iterator[_Batch]) -> Iterator[_Batch]:
         """Each batch through extract and score, in order. A few batches are in flight: this
-        thread plans the next ones while the native threads extract."""
+        thread plans the next ones while the native threads extract, across the end of one
+        run and the start of the next (the threads would otherwise wait at every run's end,
+        and again while its first, small batches are planned). Should planning fail, the
+        batches in flight are scored first, so that their rows come out before the error."""
         stage = self._extract_stage()
         ahead = 2 * max(self.jobs, 1)
         window: deque[tuple[_Batch, Any]] = deque()
-        for batch in batches:
+        todo = iter(batches)
+        while True:
+            try:
+                batch = next(todo)
+            except StopIteration:
+                break
+            except Exception:
+                while window:
+                    yield self._score(*window.popleft())
+                raise
             wanted = needs(batch.items, self.symbols, self.preparer.preset, stage.pending())
-            window.append((batch, stage.submit(wanted)))
+            window.append((batch, stage.submit(wanted) if wanted else None))
             while len(window) > ahead:
-                yield self._score(*window.popleft(), ctx)
+                yield self._score(*window.popleft())
         while window:
-            yield self._score(*window.popleft(), ctx)
+            yield self._score(*window.popleft())
 
-    def _score(self, batch: _Batch, ticket: Any, ctx: _RunContext) -> _Batch:
-        assert self._extractor is not None
+    def _score(self, batch: _Batch, ticket: Any) -> _Batch:
+        assert self._extractor is not None and batch.ctx is not None
         self._extractor.collect(ticket)
-        batch.rows = score(batch.items, self.preparer, run=ctx.name,
-                           final_policy=self.final_policy, resolved=ctx.resolved,
+        batch.rows = score(batch.items, self.preparer, run=batch.ctx.name,
+                           final_policy=self.final_policy, resolved=batch.ctx.resolved,
                            text=self.text, views=self.views)
         batch.items = []
         return batch
@@ -442,12 +458,13 @@ class Evaluator:
         first as agent failures."""
         ctx = _RunContext(run, None, frozenset(), ResolvedTable())
         batch = self.plan_trajectories(list(trajs), pred_file, ctx)
+        batch.ctx = ctx
         for gid, reason in reversed(failed):
             gold = self.gold.get(gid)
             if gold is not None:
                 batch.items.insert(0, self._plan(gold, None, run, "agent_failure", pred_file,
                                                  reason))
-        return [row for done in self._staged(iter([batch]), ctx) for row in done.rows]
+        return [row for done in self._staged(iter([batch])) for row in done.rows]
 
     def run(self, spec: RunSpec, summary: Summary, *, fmt: str | None = None,
             skip: set[tuple[str, str]] | None = None, kept: Kept | None = None,
@@ -459,6 +476,40 @@ class Evaluator:
         not read again), or ``skip``, the (run, instance) of such rows. ``listed``: the inputs
         already listed (a part of the run's, as the Ray engine hands them out) instead of
         ``spec.inputs``."""
+        planned = self._planned(spec, summary, fmt=fmt, skip=skip, kept=kept, listed=listed)
+        for _spec, row in self._rows(planned, progress):
+            yield row
+
+    def runs(self, specs: Sequence[RunSpec], summary: Summary, *, fmt: str | None = None,
+             kept: Kept | None = None, progress: _Progress | None = None
+             ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(run name, row) of every run in turn, each run's rows in input order, as
+        :meth:`run` gives them; one pipeline over all of them, so that the next run is planned
+        while the last batches of one are extracted."""
+        planned = (batch for spec in specs
+                   for batch in self._planned(spec, summary, fmt=fmt, kept=kept))
+        yield from self._rows(planned, progress)
+
+    def _rows(self, planned: Iterator[_Batch], progress: _Progress | None
+              ) -> Iterator[tuple[str, dict[str, Any]]]:
+        for batch in self._staged(planned):
+            assert batch.ctx is not None
+            if progress is not None and batch.begins is not None:
+                progress.begin(*batch.begins)
+            for row in batch.rows:
+                yield batch.ctx.name, row
+            if progress is not None:
+                progress.instances += batch.instances
+                if batch.input_done:
+                    progress.input_done()
+
+    def _planned(self, spec: RunSpec, summary: Summary, *, fmt: str | None,
+                 skip: set[tuple[str, str]] | None = None, kept: Kept | None = None,
+                 listed: list[tuple[Path, bool] | Problem] | None = None
+                 ) -> Iterator[_Batch]:
+        """The planned batches of one run (see :meth:`run`), the first one marked as such
+        (it may hold nothing); once they are all planned, what the summary says of the run
+        (the instances it covers) is known and written."""
         resolved = ResolvedTable()
         for path in spec.results:
             resolved.update(load_resolved(path))
@@ -470,44 +521,35 @@ class Evaluator:
         covered: set[str] = {g.instance_id for i in done if (g := self.gold.get(i)) is not None}
         if listed is None:
             listed = list_inputs(spec.inputs, fmt)
-        if progress is not None:
-            progress.begin(spec.name, len(listed))
-
-        def planned() -> Iterator[_Batch]:
-            for batch in self._batches(listed, ctx):
-                if batch.unreadable is not None:
-                    summary.unreadable.append(batch.unreadable)
-                summary.without_gold.extend(batch.without_gold)
-                summary.duplicates.extend(f"run {spec.name}, instance {iid}: {where} (the "
-                                          f"row is {first}'s)" for iid, where, first
-                                          in batch.duplicates)
-                covered.update(batch.covered)
-                if batch.failure is not None and batch.failure[0] not in covered \
-                        and batch.failure[0] not in ctx.seen:
-                    gid, pred_file, reason = batch.failure
-                    covered.add(gid)
-                    ctx.seen[gid] = pred_file
-                    gold = self.gold.get(gid)
-                    assert gold is not None
-                    batch.items.insert(0, self._plan(gold, None, spec.name, "agent_failure",
-                                                     pred_file, reason))
-                yield batch
-            if self.all_gold:
-                missing = [g for g in self.gold.instances
-                           if g.instance_id not in covered and g.instance_id not in ctx.skip]
-                for k in range(0, len(missing), BATCH):
-                    chunk = missing[k:k + BATCH]
-                    covered.update(g.instance_id for g in chunk)
-                    yield _Batch(items=[self._plan(g, None, spec.name, "agent_failure", None,
-                                                   "no trajectory for this instance")
-                                        for g in chunk])
-
-        for batch in self._staged(planned(), ctx):
-            yield from batch.rows
-            if progress is not None:
-                progress.instances += batch.instances
-                if batch.input_done:
-                    progress.input_done()
+        yield _Batch(ctx=ctx, begins=(spec.name, len(listed)))
+        for batch in self._batches(listed, ctx):
+            batch.ctx = ctx
+            if batch.unreadable is not None:
+                summary.unreadable.append(batch.unreadable)
+            summary.without_gold.extend(batch.without_gold)
+            summary.duplicates.extend(f"run {spec.name}, instance {iid}: {where} (the "
+                                      f"row is {first}'s)" for iid, where, first
+                                      in batch.duplicates)
+            covered.update(batch.covered)
+            if batch.failure is not None and batch.failure[0] not in covered \
+                    and batch.failure[0] not in ctx.seen:
+                gid, pred_file, reason = batch.failure
+                covered.add(gid)
+                ctx.seen[gid] = pred_file
+                gold = self.gold.get(gid)
+                assert gold is not None
+                batch.items.insert(0, self._plan(gold, None, spec.name, "agent_failure",
+                                                 pred_file, reason))
+            yield batch
+        if self.all_gold:
+            missing = [g for g in self.gold.instances
+                       if g.instance_id not in covered and g.instance_id not in ctx.skip]
+            for k in range(0, len(missing), BATCH):
+                chunk = missing[k:k + BATCH]
+                covered.update(g.instance_id for g in chunk)
+                yield _Batch(ctx=ctx, items=[self._plan(g, None, spec.name, "agent_failure",
+                                                        None, "no trajectory for this instance")
+                                             for g in chunk])
         summary.uncovered[spec.name] = sum(1 for g in self.gold.instances
                                            if g.instance_id not in covered)
         self.covered |= covered
@@ -609,11 +651,14 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
     bar = _Progress(sys.stderr, progress)
     writer = RowWriter(dest)
     try:
-        for spec in runs:
-            for row in evaluator.run(spec, summary, fmt=fmt, kept=kept, progress=bar):
-                dest.write_views(row)
-                writer.write(row)
-            writer.flush()
+        last = None
+        for name, row in evaluator.runs(runs, summary, fmt=fmt, kept=kept, progress=bar):
+            if name != last and last is not None:
+                writer.flush()  # each run's rows reach the file when the next run's begin
+            last = name
+            dest.write_views(row)
+            writer.write(row)
+        writer.flush()
     finally:
         bar.done()
         evaluator.close()
