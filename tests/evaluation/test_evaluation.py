@@ -138,10 +138,10 @@ def test_rows_in_flight_come_out_before_a_later_run_fails(workload: Path, tmp_pa
     specs = [RunSpec(runs[0].stem, [str(runs[0])]),
              RunSpec(runs[1].stem, [str(runs[1])], [str(tmp_path / "missing.json")])]
     got = []
-    with RepoCache(workload / "repos") as repos, Evaluator(gold, repos, jobs=2) as ev:
-        with pytest.raises(InputError, match="missing.json"):
-            for name, row in ev.runs(specs, Summary()):
-                got.append((name, row["instance_id"]))
+    with RepoCache(workload / "repos") as repos, Evaluator(gold, repos, jobs=2) as ev, \
+            pytest.raises(InputError, match=r"missing\.json"):
+        for name, row in ev.runs(specs, Summary()):
+            got.append((name, row["instance_id"]))
     assert len(got) == 12 and {name for name, _ in got} == {runs[0].stem}
 
 
