@@ -307,6 +307,22 @@ def test_lru_cache_forgets_the_least_recently_used():
     assert list(c) == ["a", "c"] and c.get("b") is None
 
 
+def test_sized_lru_forgets_beyond_its_characters():
+    """The lines kept for placing patches are bounded by their characters (a line break
+    each), not their count, and the newest entry is kept whatever its size."""
+    from ctxeval.evaluation.prepare.preparer import SizedLru
+
+    c = SizedLru(10)
+    c["a"], c["b"] = ["xx"], ["yyy"]  # 3 + 4
+    assert c.held == 7 and c.get("a") == ["xx"]  # a is now the most recent
+    c["c"] = ["zz"]  # 10: all kept
+    assert list(c) == ["b", "a", "c"] and c.held == 10
+    c["d"] = ["w"]  # 12: b goes
+    assert list(c) == ["a", "c", "d"] and c.held == 8
+    c["a"] = ["v" * 20]  # replaced, and bigger than the limit: only it is kept
+    assert list(c) == ["a"] and c.held == 21
+
+
 def test_cold_warm_and_uncached_runs_give_the_same_rows(tmp_path):
     cache = tmp_path / "cache"
     outs = []

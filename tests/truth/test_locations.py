@@ -214,6 +214,19 @@ def test_placed_locations_move_an_offset_hunk_with_its_lines() -> None:
     assert placed.files["shop.py"].removed == tuple(want)
     # a file that cannot be read keeps its header numbers
     assert placed_locations(off, lambda p: None) is off
+    # the lines kept by the caller place it as the bytes read do (nothing is read then)
+    asked: list[str] = []
+
+    def lines(path: str) -> list[str] | None:
+        asked.append(path)
+        return file_lines(BASE.encode()) if path == "shop.py" else None
+
+    def unread(path: str) -> bytes | None:
+        raise AssertionError("read although the lines were given")
+
+    assert placed_locations(off, unread, lines=lines) == placed and asked == ["shop.py"]
+    assert placed_locations(exact, unread, lines=lines) is exact
+    assert placed_locations(off, unread, lines=lambda p: None) is off
 
 
 def _patch_hunks(path: str, old: str, new: str) -> str:

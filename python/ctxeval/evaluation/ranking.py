@@ -159,6 +159,20 @@ class Ranker:
     def intern(self, item: str) -> int:
         return self._ids.setdefault(item, len(self._ids))
 
+    def _items(self, path: str, names: list[str | None]) -> bytes:
+        """The items ``path:name`` of a file's definitions (-1: no name), as the engine takes
+        them; interned in the order :meth:`intern` would, each distinct name formatted once
+        (a class's methods share its module name)."""
+        ids = self._ids
+        mine: dict[str | None, int] = {None: -1, "": -1}
+        out = array("q")
+        for name in names:
+            k = mine.get(name)
+            if k is None:
+                k = mine[name] = ids.setdefault(f"{path}:{name}", len(ids))
+            out.append(k)
+        return out.tobytes()
+
     # -- per file ------------------------------------------------------------------------------
 
     def _definitions(self, path: str, data: bytes, blob: str | None = None
@@ -174,12 +188,8 @@ class Ranker:
         if got is None:
             snap = table.snap
             names = FileNames(f.path, f.defs, lambda: file_lines(snap.read(f.path) or b""))
-            got = _Names(
-                names,
-                array("q", [self.intern(f"{f.path}:{m}") if m else -1
-                            for m in names.module]).tobytes(),
-                array("q", [self.intern(f"{f.path}:{n}") if n else -1
-                            for n in names.function]).tobytes())
+            got = _Names(names, self._items(f.path, names.module),
+                         self._items(f.path, names.function))
             self.cache[key] = got
         return got
 

@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import difflib
 from bisect import bisect_left, bisect_right
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..linesets import line_runs
 from ..model import View
 from ..truth.repo import RepoSnapshot
+
+T = TypeVar("T")
 
 __all__ = ["FileLines", "file_lines", "place", "place_view"]
 
@@ -99,17 +101,24 @@ def _ends_fit(got: list[str], chunk: Sequence[str], head: bool, tail: bool) -> b
     return not tail or got[-1].startswith(chunk[-1].rstrip())
 
 
-def file_lines(snap: RepoSnapshot, path: str, cache: MutableMapping[Any, Any]
-               ) -> FileLines | None:
-    """The indexed lines of a repo file at the snapshot's commit, cached by blob id."""
-    key = ("lines", snap.blob_id(path) or f"path:{snap.commit}:{path}")
+def of_blob(snap: RepoSnapshot, path: str, cache: MutableMapping[Any, Any],
+            make: Callable[[bytes], T]) -> T | None:
+    """``make(bytes)`` of a repo file at the snapshot's commit (None: no such file), cached by
+    blob id and by what ``make`` is: each version of a file is read and made into it once."""
+    key = (make, snap.blob_id(path) or f"path:{snap.commit}:{path}")
     found = cache.get(key)
     if found is None:
         data = snap.read(path)
         if data is None:
             return None
-        found = cache[key] = FileLines(data)
+        found = cache[key] = make(data)
     return found
+
+
+def file_lines(snap: RepoSnapshot, path: str, cache: MutableMapping[Any, Any]
+               ) -> FileLines | None:
+    """The indexed lines of a repo file at the snapshot's commit, cached by blob id."""
+    return of_blob(snap, path, cache, FileLines)
 
 
 def place(lines: FileLines, chunks: Chunks, matches: str | None = None,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import importlib.resources
 import os
 import re
@@ -36,6 +35,7 @@ from pathlib import Path
 import orjson
 
 from .._core import TREE_SITTER_LANGUAGE_VERSION
+from . import installed
 from .grammars import GRAMMARS
 from .symbols import Definition
 
@@ -74,10 +74,7 @@ def is_blob_id(key: str) -> bool:
 
 
 def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "?"
+    return installed.version(dist) or "?"
 
 
 def _ctxeval_version() -> str:

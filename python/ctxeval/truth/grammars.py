@@ -13,12 +13,13 @@ Only the reference's file extensions are recognised under ``contextbench`` (``.h
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import importlib.resources
 import os
 import re
 import threading
 from typing import Any
+
+from . import installed
 
 PRESETS = ("strict", "contextbench")
 
@@ -99,10 +100,9 @@ def grammar_versions() -> dict[str, str]:
 
     out: dict[str, str] = {"tree-sitter-abi": str(TREE_SITTER_LANGUAGE_VERSION)}
     for pkg in _GRAMMAR_PACKAGES:
-        try:
-            out[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+        got = installed.version(pkg)
+        if got is not None:
+            out[pkg] = got
     return out
 
 

@@ -248,7 +248,8 @@ def place_hunks(base: Sequence[str], hunks: Sequence[Hunk]) -> list[int]:
     return out
 
 
-def placed_locations(locs: EditLocations, read: Callable[[str], bytes | None]
+def placed_locations(locs: EditLocations, read: Callable[[str], bytes | None], *,
+                     lines: Callable[[str], Sequence[str] | None] | None = None
                      ) -> EditLocations:
     """The edit locations where the patch applies to the base files (``read(path)``, None for a
     file that is not there): a hunk that :func:`place_hunks` finds at an offset moves its
@@ -256,19 +257,25 @@ def placed_locations(locs: EditLocations, read: Callable[[str], bytes | None]
     revision than its record's base commit states the lines of that revision; the base
     commit's are the ones it edits there. Files whose hunks all apply where their headers say,
     created files and unreadable ones are kept as they are (the same object, so nothing
-    changes for the common case)."""
+    changes for the common case). ``lines(path)``: the file's lines (:func:`file_lines` of
+    ``read(path)``), where the caller keeps them: placing splits every file a patch touches,
+    and each run's patch of an instance touches the same ones."""
     files: dict[str, FileEdit] = {}
     changed = False
     for path, fe in locs.files.items():
         files[path] = fe
         if fe.created or not fe.hunks:
             continue
-        data = read(fe.old_path or path)
-        if data is None:
+        if lines is not None:
+            base = lines(fe.old_path or path)
+        else:
+            data = read(fe.old_path or path)
+            base = None if data is None else file_lines(data)
+        if base is None:
             continue
         hunks = sorted(fe.hunks, key=lambda h: h.old_start)
         shifts = [pos - (h.old_start + 1 if h.old_len == 0 else h.old_start)
-                  for h, pos in zip(hunks, place_hunks(file_lines(data), hunks), strict=True)]
+                  for h, pos in zip(hunks, place_hunks(base, hunks), strict=True)]
         if not any(shifts):
             continue
         changed = True

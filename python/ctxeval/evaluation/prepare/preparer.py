@@ -29,9 +29,10 @@ from ...reading.moatless_spans.expansion import (
 )
 from ...reading.moatless_spans.parsing import parse_spans
 from ...reading.moatless_spans.rendering import shown_lines
-from ...reading.placing import file_lines, place_view
+from ...reading.placing import file_lines, of_blob, place_view
 from ...truth.extraction import SymbolExtractor
 from ...truth.gold.swebench import location_views
+from ...truth.locations import file_lines as split_lines
 from ...truth.locations import placed_locations
 from ...truth.patches import EditLocations, apply_diff, edit_locations
 from ...truth.repo import RepoSnapshot
@@ -63,6 +64,33 @@ class LruCache(OrderedDict):
         self.move_to_end(key)
         while len(self) > self.size:
             self.popitem(last=False)
+
+
+#: Source bytes whose lines are kept for placing patches (see ``PreparerBase.lines_cache``).
+LINES_KEPT = 32 << 20
+
+
+class SizedLru(LruCache):
+    """An :class:`LruCache` of lists (a file's lines) that forgets its least recently used
+    entries beyond ``limit`` characters in all: the files of an evaluation's patches may be
+    large."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+        self.held = 0
+
+    def __setitem__(self, key: Any, value: list[str]) -> None:
+        if key in self:
+            self.held -= _size(self.pop(key))
+        OrderedDict.__setitem__(self, key, value)
+        self.held += _size(value)
+        while self.held > self.limit and len(self) > 1:
+            self.held -= _size(self.popitem(last=False)[1])
+
+
+def _size(lines: list[str]) -> int:
+    return sum(map(len, lines)) + len(lines)
 
 
 @dataclass(slots=True)
@@ -326,6 +354,9 @@ class PreparerBase:
         self.name = self.preset
         self.final_policy = final_policy
         self.index_cache: LruCache = LruCache()
+        #: The lines of the files patches were placed in, by blob (every run's patch of an
+        #: instance is placed in the same files), up to :data:`LINES_KEPT` characters.
+        self.lines_cache: SizedLru = SizedLru(LINES_KEPT)
         #: Builds each row's ranking block (:class:`ctxeval.evaluation.ranking.Ranker`);
         #: None: rows without one.
         self.ranker: Any = None
@@ -466,10 +497,13 @@ class Preparer(PreparerBase):
             got = self.index_cache[key] = self._placed_gold(written, snap)
         return got[0], list(got[1])
 
-    @staticmethod
-    def _placed_gold(written: EditLocations, snap: RepoSnapshot
+    def _placed(self, locs: EditLocations, snap: RepoSnapshot) -> EditLocations:
+        return placed_locations(locs, snap.read, lines=lambda path: of_blob(
+            snap, path, self.lines_cache, split_lines))
+
+    def _placed_gold(self, written: EditLocations, snap: RepoSnapshot
                      ) -> tuple[tuple[EditLocations, EditLocations], list[str]]:
-        placed = placed_locations(written, snap.read)
+        placed = self._placed(written, snap)
         if placed is written:
             return (written, placed), []
         moved = sorted(p for p, fe in placed.files.items() if fe is not written.files[p])
@@ -529,8 +563,8 @@ class Preparer(PreparerBase):
             gold_edits = self._edits(table, gold_locs[1])
         if gold_edits is not None and traj is not None and traj.model_patch:
             try:
-                pred_edits = self._edits(table, placed_locations(
-                    edit_locations(traj.model_patch, origin="model patch"), snap.read))
+                pred_edits = self._edits(table, self._placed(
+                    edit_locations(traj.model_patch, origin="model patch"), snap))
             except PatchError as exc:
                 notes.warnings.append(f"model patch: {exc}")
 
