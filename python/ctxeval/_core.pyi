@@ -25,10 +25,18 @@ class DefinitionExtractor:
     def __init__(self, tree_bytes: int | None = None, scratch_fraction: float | None = None,
                  scratch_edits: int | None = None) -> None: ...
     def add_grammar(self, name: str, language: object,
-                    presets: Sequence[tuple[str, str, bool, Sequence[str]]]) -> None:
+                    presets: Sequence[tuple[str, str, bool, Sequence[str]]],
+                    node_types: tuple[Sequence[tuple[str, Sequence[str]]], Sequence[str]]
+                    | None = None) -> None:
         """Register a language: a grammar package's ``language()`` capsule and, per preset,
-        ``(name, query source, heuristic naming, parent-dependent node types)``."""
+        ``(name, query source, heuristic naming, parent-dependent node types)``;
+        ``node_types``: ``(kinds, extras)`` of :func:`ctxeval.truth.node_types.resolved`, so
+        that walks skip the subtrees no definition can be in."""
     def has_grammar(self, name: str) -> bool: ...
+    def walks(self, lang: str, preset: str) -> bool:
+        """Whether whole trees are searched by a walk comparing node kinds (not the query)."""
+    def prunes(self, lang: str, preset: str) -> bool:
+        """Whether that walk skips the subtrees no definition can be in."""
     def extract(self, lang: str, preset: str, key: str, data: bytes
                 ) -> list[DefinitionTuple] | None:
         """``(kind, name, qualified_name, start_line, end_line, start_byte, end_byte)`` sorted

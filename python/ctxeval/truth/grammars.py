@@ -19,7 +19,7 @@ import re
 import threading
 from typing import Any
 
-from . import installed
+from . import installed, node_types
 
 PRESETS = ("strict", "contextbench")
 
@@ -155,11 +155,13 @@ def load_error(lang: str) -> str | None:
     return _errors.get(lang)
 
 
-def register(native: Any, lang: str) -> bool:
+def register(native: Any, lang: str, *, prune: bool = True) -> bool:
     """Give ``native`` (a :class:`ctxeval._core.DefinitionExtractor`) the grammar and queries
     of ``lang`` unless it has them; False (the reason kept for :func:`load_error`) when the
     grammar package is missing, its ABI is not supported or a query does not compile: that
-    language then has no definitions rather than failing the run."""
+    language then has no definitions rather than failing the run. ``prune``: also its node
+    kinds, when known for the installed version (:mod:`ctxeval.truth.node_types`), so that
+    walks skip the subtrees no definition can be in (False: the tests' whole walk)."""
     if native.has_grammar(lang):
         return True
     with _lock:
@@ -174,9 +176,11 @@ def register(native: Any, lang: str) -> bool:
             missing = [p for p in PRESETS if p not in sections]
             if missing:
                 raise ValueError(f"queries/{GRAMMARS[lang][2]}.scm has no section for {missing}")
+            kinds = node_types.for_language(lang, installed.version(module_name)) \
+                if prune else None
             native.add_grammar(lang, capsule, [
                 (p, sections[p], p == "contextbench", parent_dependent(sections[p]))
-                for p in PRESETS])
+                for p in PRESETS], kinds)
         except Exception as exc:  # grammar missing, ABI mismatch, bad query: language unusable
             _errors[lang] = f"{type(exc).__name__}: {exc}"
             return False

@@ -787,12 +787,17 @@ impl PyDefinitionExtractor {
 
     /// Registers a language: `language` is a grammar package's `language()` capsule, kept
     /// alive by its module; `presets` are `(name, query source, heuristic naming, node types
-    /// that may depend on their parent)`. A query that does not compile is a ValueError.
+    /// that may depend on their parent)`; `node_types` are `(kinds, extras)`: each named kind
+    /// with the named kinds its children may have, and the kinds that may be in any node (a
+    /// walk then skips the subtrees no definition can be in; see
+    /// `ctxeval.truth.node_types`). A query that does not compile is a ValueError.
+    #[pyo3(signature = (name, language, presets, node_types=None))]
     fn add_grammar(
         &self,
         name: &str,
         language: &Bound<'_, pyo3::types::PyCapsule>,
         presets: Vec<(String, String, bool, Vec<String>)>,
+        node_types: Option<(Vec<(String, Vec<String>)>, Vec<String>)>,
     ) -> PyResult<()> {
         use pyo3::types::PyCapsuleMethods;
         let ptr = language.pointer_checked(Some(c"tree_sitter.Language"))?;
@@ -824,8 +829,17 @@ impl PyDefinitionExtractor {
                 .add_preset(&preset, &source, naming, dependent)
                 .map_err(|e| PyValueError::new_err(format!("grammar {name}: {e}")))?;
         }
+        if let Some((kinds, extras)) = node_types {
+            grammar.set_node_types(core::definitions::NodeTypes { kinds, extras });
+        }
         self.inner.add_grammar(name, grammar);
         Ok(())
+    }
+
+    /// Whether walks of `lang` under `preset` skip the subtrees no definition can be in (the
+    /// node types given were this grammar's).
+    fn prunes(&self, lang: &str, preset: &str) -> bool {
+        self.inner.prunes(lang, preset)
     }
 
     fn has_grammar(&self, name: &str) -> bool {

@@ -154,6 +154,16 @@ impl Extractor {
             .is_some_and(|g| g.walks(preset))
     }
 
+    /// Whether `lang`'s `preset` walk skips the subtrees no definition can be in (see
+    /// [`Grammar::set_node_types`]).
+    pub fn prunes(&self, lang: &str, preset: &str) -> bool {
+        self.grammars
+            .read()
+            .expect("grammar table")
+            .get(lang)
+            .is_some_and(|g| g.prunes(preset))
+    }
+
     pub fn has_grammar(&self, name: &str) -> bool {
         self.grammars
             .read()

@@ -80,6 +80,75 @@ pub struct PresetQuery {
     roots: Option<Roots>,
 }
 
+/// What a grammar says of its node kinds (its `node-types.json`, through the Python
+/// package's `queries/<lang>.kinds`): the walk of a tree goes down only into the nodes under
+/// which a definition may be (see [`Grammar::set_node_types`]).
+#[derive(Clone, Debug, Default)]
+pub struct NodeTypes {
+    /// Every named node kind of the grammar, with the named kinds its children may have
+    /// (supertypes already replaced by their subtypes).
+    pub kinds: Vec<(String, Vec<String>)>,
+    /// Named kinds that may appear as a child of any node (comments: the grammar's extras).
+    pub extras: Vec<String>,
+}
+
+impl NodeTypes {
+    /// Per kind id, whether the walk must look below a node of that kind: its subtree may hold
+    /// a node of a `sought` kind (by name). `None` (every node is looked below) when the kinds
+    /// are not this language's (none is listed, or a listed kind is not a visible named kind
+    /// of the language: another grammar version), or when an extra may hold a sought kind (an extra may be
+    /// anywhere). A kind named as a child but not listed itself (an alias of another rule:
+    /// Python's `as_pattern_target`) may hold anything. Anonymous kinds, and named kinds that
+    /// are not listed, are always looked below (a token has no children; the language's kinds
+    /// no rule reaches, such as an external scanner's sentinel, are in no tree).
+    fn descend(
+        &self,
+        language: &tree_sitter::Language,
+        sought: &HashSet<&str>,
+    ) -> Option<Vec<bool>> {
+        let n = language.node_kind_count();
+        let visible: HashSet<&str> = (0..n as u16)
+            .filter(|&id| language.node_kind_is_named(id) && language.node_kind_is_visible(id))
+            .filter_map(|id| language.node_kind_for_id(id))
+            .collect();
+        let listed: HashSet<&str> = self.kinds.iter().map(|(k, _)| k.as_str()).collect();
+        if listed.is_empty() || !listed.is_subset(&visible) {
+            return None;
+        }
+        // kinds whose subtree may hold a sought kind below the node itself: to a fixed point
+        let mut holds: HashSet<&str> = HashSet::new();
+        let may_hold = |c: &str, holds: &HashSet<&str>| {
+            sought.contains(c) || holds.contains(c) || !listed.contains(c)
+        };
+        loop {
+            let before = holds.len();
+            for (kind, children) in &self.kinds {
+                if !holds.contains(kind.as_str())
+                    && children.iter().any(|c| may_hold(c.as_str(), &holds))
+                {
+                    holds.insert(kind.as_str());
+                }
+            }
+            if holds.len() == before {
+                break;
+            }
+        }
+        if self.extras.iter().any(|e| may_hold(e.as_str(), &holds)) {
+            return None;
+        }
+        Some(
+            (0..n as u16)
+                .map(|id| {
+                    !language.node_kind_is_named(id)
+                        || language
+                            .node_kind_for_id(id)
+                            .is_none_or(|k| !listed.contains(k) || holds.contains(k))
+                })
+                .collect(),
+        )
+    }
+}
+
 /// The node kinds (by kind id) at which the query's patterns are rooted. A query cursor runs
 /// its matching state machine at every node of the tree, which costs about a third of the
 /// parse; most patterns are a bare `(kind) @definition`, which a walk of the tree answers
@@ -90,6 +159,8 @@ struct Roots {
     /// Kind ids at which some other pattern is rooted: the query is run there, no deeper
     /// than that node (`max_start_depth` 0).
     rooted: Vec<bool>,
+    /// Kind ids below which a root may be ([`NodeTypes::descend`]); `None`: every node.
+    descend: Option<Vec<bool>>,
 }
 
 impl Roots {
@@ -138,7 +209,19 @@ impl Roots {
                 }
             }
         }
-        Some(Self { bare, rooted })
+        Some(Self {
+            bare,
+            rooted,
+            descend: None,
+        })
+    }
+
+    /// The names of the kinds the walk looks for.
+    fn sought<'a>(&self, language: &'a tree_sitter::Language) -> HashSet<&'a str> {
+        (0..self.bare.len())
+            .filter(|&id| self.bare[id] || self.rooted[id])
+            .filter_map(|id| language.node_kind_for_id(id as u16))
+            .collect()
     }
 }
 
@@ -146,6 +229,7 @@ impl Roots {
 pub struct Grammar {
     pub language: tree_sitter::Language,
     presets: Vec<(String, PresetQuery)>,
+    node_types: Option<NodeTypes>,
 }
 
 /// A query that does not compile, or lacks the `@definition` capture.
@@ -165,7 +249,28 @@ impl Grammar {
         Self {
             language,
             presets: Vec::new(),
+            node_types: None,
         }
+    }
+
+    /// What the grammar says of its node kinds: from then on, a preset's walk of a tree goes
+    /// down only into the nodes whose subtree may hold one of the kinds it looks for (or that
+    /// hold a syntax error, where error recovery may have put anything), when the kinds are
+    /// this language's (see [`NodeTypes::descend`]). The definitions found are the same.
+    pub fn set_node_types(&mut self, node_types: NodeTypes) {
+        for (_, q) in &mut self.presets {
+            if let Some(roots) = &mut q.roots {
+                roots.descend = node_types.descend(&self.language, &roots.sought(&self.language));
+            }
+        }
+        self.node_types = Some(node_types);
+    }
+
+    /// Whether `preset`'s walk skips subtrees (see [`Self::set_node_types`]).
+    pub fn prunes(&self, preset: &str) -> bool {
+        self.preset(preset)
+            .and_then(|q| q.roots.as_ref())
+            .is_some_and(|r| r.descend.is_some())
     }
 
     /// Adds a preset: its query source (every `@definition` capture is a definition), how its
@@ -184,7 +289,10 @@ impl Grammar {
             .ok_or_else(|| GrammarError(format!("query of preset {preset} has no @definition")))?;
         let mut dependent: HashSet<String> = parent_dependent.into_iter().collect();
         dependent.extend(names::BOUND_KINDS.iter().map(|k| (*k).to_owned()));
-        let roots = Roots::new(&self.language, &query, source);
+        let mut roots = Roots::new(&self.language, &query, source);
+        if let (Some(r), Some(nt)) = (&mut roots, &self.node_types) {
+            r.descend = nt.descend(&self.language, &r.sought(&self.language));
+        }
         self.presets.retain(|(p, _)| p != preset);
         self.presets.push((
             preset.to_owned(),
@@ -263,7 +371,11 @@ impl PresetQuery {
                     }
                 }
             }
-            if cursor.goto_first_child() {
+            let below = roots
+                .descend
+                .as_ref()
+                .is_none_or(|d| d.get(id).copied().unwrap_or(true) || node.has_error());
+            if below && cursor.goto_first_child() {
                 continue;
             }
             loop {
@@ -549,5 +661,210 @@ mod tests {
             .extract(&mut g.parser(), b"def f(a):\n  pass\n", "contextbench")
             .unwrap();
         assert_eq!(defs[0].name, "f");
+    }
+
+    /// The node types of the tests' Python grammar, from its node-types.json as the Python
+    /// package's `ctxeval.truth.node_types` reads them: supertypes replaced by their
+    /// subtypes, extras from the grammar's `extras`.
+    fn python_node_types() -> NodeTypes {
+        type Supers = std::collections::HashMap<String, Vec<String>>;
+        fn concrete(k: &str, supers: &Supers) -> Vec<String> {
+            match supers.get(k) {
+                Some(subs) => subs.iter().flat_map(|s| concrete(s, supers)).collect(),
+                None => vec![k.to_owned()],
+            }
+        }
+        let all: Vec<serde_json::Value> =
+            serde_json::from_str(tree_sitter_python::NODE_TYPES).unwrap();
+        let named = |t: &serde_json::Value| t["named"].as_bool().unwrap_or(false);
+        let name = |t: &serde_json::Value| t["type"].as_str().unwrap().to_owned();
+        let mut supers = Supers::new();
+        for t in all
+            .iter()
+            .filter(|t| named(t) && t.get("subtypes").is_some())
+        {
+            let subs = t["subtypes"].as_array().unwrap();
+            supers.insert(
+                name(t),
+                subs.iter().filter(|s| named(s)).map(name).collect(),
+            );
+        }
+        let mut kinds = Vec::new();
+        for t in all
+            .iter()
+            .filter(|t| named(t) && t.get("subtypes").is_none())
+        {
+            let mut children: Vec<String> = Vec::new();
+            let mut add = |types: &serde_json::Value| {
+                for c in types.as_array().unwrap().iter().filter(|c| named(c)) {
+                    children.extend(concrete(c["type"].as_str().unwrap(), &supers));
+                }
+            };
+            if let Some(fields) = t.get("fields").and_then(|f| f.as_object()) {
+                for f in fields.values() {
+                    add(&f["types"]);
+                }
+            }
+            if let Some(c) = t.get("children") {
+                add(&c["types"]);
+            }
+            children.sort();
+            children.dedup();
+            kinds.push((name(t), children));
+        }
+        NodeTypes {
+            kinds,
+            extras: vec!["comment".into(), "line_continuation".into()],
+        }
+    }
+
+    /// Definitions everywhere they can be: nested in classes, functions and every compound
+    /// statement, decorated, as type aliases, and inside syntax errors (error recovery can
+    /// leave a definition under an expression).
+    const PRUNE_SOURCES: &[&str] = &[
+        r#"import os
+
+@dec(1)
+def f(a, b=lambda x: x):
+    """doc"""
+    def g():
+        class L:
+            def m(self): pass
+    return [g for _ in range(3)]
+
+class C(Base, metaclass=M):
+    x = {'k': [1, 2]}
+    if x:
+        def a(self): pass
+    elif y:
+        def a2(self): pass
+    else:
+        async def b(self): pass
+    try:
+        def c(): pass
+    except E:
+        def d(): pass
+    finally:
+        def e(): pass
+    with open(p) as fh:
+        def w(): pass
+    for i in x:
+        def fo(): pass
+    while x:
+        def wh(): pass
+    match x:
+        case 1:
+            def ma(): pass
+type Alias = dict[str, int]
+"#,
+        "x = foo(\ndef broken():\n    pass\n\nclass K:\n    def ok(self): pass\n",
+        "print(f'{(lambda: 1)()}')\nvalue = [\n  def inside(): pass\n]\ndef after(): pass\n",
+        "def f(:\n  def g(): pass\n  return g\n",
+        "",
+    ];
+
+    fn with_node_types(node_types: Option<NodeTypes>, first: bool) -> Grammar {
+        let mut g = Grammar::new(tree_sitter_python::LANGUAGE.into());
+        if let (true, Some(nt)) = (first, &node_types) {
+            g.set_node_types(nt.clone());
+        }
+        for (preset, naming) in [("strict", Naming::Own), ("contextbench", Naming::Heuristic)] {
+            g.add_preset(
+                preset,
+                "(function_definition) @definition (class_definition) @definition \
+                 (type_alias_statement) @definition",
+                naming,
+                [],
+            )
+            .unwrap();
+        }
+        if let (false, Some(nt)) = (first, node_types) {
+            g.set_node_types(nt);
+        }
+        g
+    }
+
+    fn same_definitions(pruned: &Grammar, whole: &Grammar, sources: &[&[u8]]) {
+        for src in sources {
+            for preset in ["strict", "contextbench"] {
+                let a = pruned.extract(&mut pruned.parser(), src, preset).unwrap();
+                let b = whole.extract(&mut whole.parser(), src, preset).unwrap();
+                assert_eq!(a, b, "{preset}: {}", String::from_utf8_lossy(src));
+            }
+        }
+    }
+
+    #[test]
+    fn the_pruned_walk_finds_what_the_whole_walk_finds() {
+        let whole = with_node_types(None, false);
+        let first = PRUNE_SOURCES[0].as_bytes();
+        let mut sources: Vec<Vec<u8>> = PRUNE_SOURCES
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        // and the first source with 13 bytes cut out at every 7th byte: errors everywhere
+        for cut in (0..first.len()).step_by(7) {
+            sources.push([&first[..cut], &first[(cut + 13).min(first.len())..]].concat());
+        }
+        let sources: Vec<&[u8]> = sources.iter().map(|s| s.as_slice()).collect();
+        for set_first in [true, false] {
+            let pruned = with_node_types(Some(python_node_types()), set_first);
+            assert!(pruned.prunes("strict") && pruned.prunes("contextbench"));
+            same_definitions(&pruned, &whole, &sources);
+        }
+        assert!(!whole.prunes("strict"));
+        let defs = whole.extract(&mut whole.parser(), first, "strict").unwrap();
+        assert_eq!(defs.len(), 16); // f g L m C a a2 b c d e w fo wh ma Alias
+    }
+
+    #[test]
+    fn node_types_that_do_not_fit_leave_the_walk_whole() {
+        // a kind the language does not have: another grammar's (version's) node types
+        let mut other = python_node_types();
+        other.kinds.push(("no_such_kind".into(), vec![]));
+        assert!(!with_node_types(Some(other), false).prunes("strict"));
+        // an extra that may hold a definition (an extra may be in any node)
+        let mut extra = python_node_types();
+        extra.extras.push("block".into());
+        assert!(!with_node_types(Some(extra), false).prunes("strict"));
+        assert!(with_node_types(Some(python_node_types()), false).prunes("strict"));
+        // nothing listed: nothing known
+        assert!(!with_node_types(Some(NodeTypes::default()), false).prunes("strict"));
+    }
+
+    #[test]
+    fn a_kind_named_as_a_child_but_not_listed_may_hold_anything() {
+        // without its own entry, `block` may hold anything: what holds a block is walked
+        let mut nt = python_node_types();
+        nt.kinds.retain(|(k, _)| k != "block");
+        let pruned = with_node_types(Some(nt), false);
+        assert!(pruned.prunes("strict"));
+        let whole = with_node_types(None, false);
+        let sources: Vec<&[u8]> = PRUNE_SOURCES.iter().map(|s| s.as_bytes()).collect();
+        same_definitions(&pruned, &whole, &sources);
+        // node types that said a class holds nothing would lose its methods: the walk does
+        // skip what they say cannot hold a definition
+        let mut wrong = python_node_types();
+        for (k, children) in &mut wrong.kinds {
+            if k == "class_definition" {
+                children.clear();
+            }
+        }
+        let wrong = with_node_types(Some(wrong), false);
+        let src = b"class C:\n    def m(self): pass\n";
+        assert_eq!(
+            wrong
+                .extract(&mut wrong.parser(), src, "strict")
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            whole
+                .extract(&mut whole.parser(), src, "strict")
+                .unwrap()
+                .len(),
+            2
+        );
     }
 }
