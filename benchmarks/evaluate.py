@@ -289,8 +289,8 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
     print(f"parse floor:       {floor:7.2f}s  (tree-sitter parse of each distinct blob)")
     print(f"incremental floor: {inc_floor:7.2f}s  ({inc_floor / floor:.2f}x the floor: each "
           f"blob parsed from its path's previous version, edits included)")
-    print("evaluations (each a fresh `ctxeval evaluate` process, best of "
-          f"{repeat}); seconds, rows/s, time / parse floor:")
+    print("evaluations (each a fresh `ctxeval evaluate` process, the configurations in turn, "
+          f"best of {repeat} rounds); seconds, rows/s, time / parse floor:")
     out = tmp / "out"
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, float] = {}
@@ -309,24 +309,46 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
                            True)
         return of
 
-    report("cold, -j 1 (default: incremental)", best(cmd("cold", None, True, 1), repeat))
-    report("cold, -j 1, --no-incremental", best(cmd("scratch", None, False, 1), repeat))
-    if hasattr(os, "sched_setaffinity"):
-        report("cold, -j 1, pinned to one CPU", best(cmd("pinned", None, True, 1), repeat,
-                                                     one_cpu=True))
-    ceiling_before = parallel_ceiling()
-    report("cold, -j 2", best(cmd("cold2", None, True, 2), repeat))
-    ceiling = (ceiling_before + parallel_ceiling()) / 2
-    report("cold, -j 2, --no-incremental", best(cmd("scratch2", None, False, 2), repeat))
+    # The configurations are run in turn, round after round (best of ``repeat`` each), with a
+    # pass of the parse floor and of the two-process ceiling in every round: on a shared
+    # machine whose speed moves by a tenth or more within minutes, each ratio then compares
+    # figures taken over the same minutes, not one configuration's fast minute with another's
+    # slow one.
+    pin = hasattr(os, "sched_setaffinity")
+    cold: dict[str, tuple[Callable[[int], list[str]], bool]] = {
+        "cold, -j 1 (default: incremental)": (cmd("cold", None, True, 1), False),
+        "cold, -j 1, --no-incremental": (cmd("scratch", None, False, 1), False),
+        **({"cold, -j 1, pinned to one CPU": (cmd("pinned", None, True, 1), True)}
+           if pin else {}),
+        "cold, -j 2": (cmd("cold2", None, True, 2), False),
+        "cold, -j 2, --no-incremental": (cmd("scratch2", None, False, 2), False),
+    }
     cache = tmp / "cache"
 
     def fill(k: int) -> list[str]:
         shutil.rmtree(cache, ignore_errors=True)
         return command(wl, runs, gold, out / "fill.jsonl", str(cache), True, 1, True)
 
+    warm: dict[str, tuple[Callable[[int], list[str]], bool]] = {
+        "warm, -j 1 (disk cache filled)": (cmd("warm", str(cache), True, 1), False),
+        "warm, -j 2": (cmd("warm2", str(cache), True, 2), False),
+    }
+    times: dict[str, float] = {}
+    ceilings: list[float] = []
+    for k in range(repeat):
+        for label, (of, one) in cold.items():
+            times[label] = min(times.get(label, float("inf")), timed([of(k)], one))
+        ceilings.append(parallel_ceiling())
+        floor = min(floor, parse_floor(blobs, repeat=1))
     best(fill, 1)
-    report("warm, -j 1 (disk cache filled)", best(cmd("warm", str(cache), True, 1), repeat))
-    report("warm, -j 2", best(cmd("warm2", str(cache), True, 2), repeat))
+    for k in range(repeat):
+        for label, (of, one) in warm.items():
+            times[label] = min(times.get(label, float("inf")), timed([of(k)], one))
+        floor = min(floor, parse_floor(blobs, repeat=1))
+    ceiling = sum(ceilings) / len(ceilings)
+    print(f"parse floor, least of {2 * repeat + 3} passes spread over the run: {floor:.2f}s")
+    for label in [*cold, *warm]:
+        report(label, times[label])
     names = ["cold", "scratch", "cold2", "scratch2", "fill", "warm", "warm2"]
     names += ["pinned"] if "cold, -j 1, pinned to one CPU" in results else []
     first = (out / "cold.jsonl").read_bytes()

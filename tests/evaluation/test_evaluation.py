@@ -164,6 +164,27 @@ def test_a_path_keeps_to_its_thread_unless_that_thread_is_behind() -> None:
         ex.close()
 
 
+def test_a_batch_is_ready_once_every_thread_is_done_with_its_part() -> None:
+    """``ready`` says, without waiting, whether ``collect`` would return at once: the blobs
+    are read and handed out, and each thread's part is done (or failed)."""
+    from concurrent.futures import Future
+
+    handed: Future[list[Future[None]]] = Future()
+    parts: list[Future[None]] = [Future(), Future()]
+    ticket = (handed, [])
+    assert ThreadExtractor.ready(None)
+    assert not ThreadExtractor.ready(ticket)  # not yet read from git
+    handed.set_result(parts)
+    assert not ThreadExtractor.ready(ticket)
+    parts[0].set_result(None)
+    assert not ThreadExtractor.ready(ticket)  # one thread still extracting
+    parts[1].set_exception(RuntimeError("a thread failed"))
+    assert ThreadExtractor.ready(ticket)  # collect returns (and notes the failure)
+    failed: Future[list[Future[None]]] = Future()
+    failed.set_exception(OSError("git"))
+    assert ThreadExtractor.ready((failed, []))
+
+
 def test_nothing_outlives_a_killed_evaluation(workload: Path, tmp_path: Path) -> None:
     """However the evaluation ends (SIGKILL included), no process it started stays behind:
     extraction runs on threads, and each git reader exits when its pipe closes."""

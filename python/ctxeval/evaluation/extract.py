@@ -236,6 +236,16 @@ class ThreadExtractor:
                                "definitions were extracted in the calling thread from then on")
         self._pending.difference_update(keys)
 
+    @staticmethod
+    def ready(ticket: Any) -> bool:
+        """Whether :meth:`collect` of ``ticket`` would return at once (its blobs were read and
+        every thread is done with its part)."""
+        if ticket is None:
+            return True
+        handed = ticket[0]
+        return handed.done() and (handed.exception() is not None
+                                  or all(f.done() for f in handed.result()))
+
     def pending(self) -> set[tuple[str, str, str]]:
         """Keys on their way (not to be asked for again)."""
         return self._pending

@@ -43,6 +43,9 @@ from .score import score
 BATCH = 64
 #: Most trajectories of one input planned as one batch.
 CHUNK = 16
+#: Batches in flight per extraction thread before the oldest is scored once its definitions
+#: are in, and at most (then this thread waits for the oldest).
+AHEAD, MOST_AHEAD = 2, 8
 #: File bytes kept in memory per run (the rest is read again from git when needed).
 REPO_CACHE_BYTES = 64 << 20
 
@@ -397,7 +400,7 @@ class Evaluator:
         and again while its first, small batches are planned). Should planning fail, the
         batches in flight are scored first, so that their rows come out before the error."""
         stage = self._extract_stage()
-        ahead = 2 * max(self.jobs, 1)
+        ahead, most = AHEAD * max(self.jobs, 1), MOST_AHEAD * max(self.jobs, 1)
         window: deque[tuple[_Batch, Any]] = deque()
         todo = iter(batches)
         while True:
@@ -411,7 +414,10 @@ class Evaluator:
                 raise
             wanted = needs(batch.items, self.symbols, self.preparer.preset, stage.pending())
             window.append((batch, stage.submit(wanted) if wanted else None))
-            while len(window) > ahead:
+            # past ``ahead`` the oldest batch is scored when its definitions are in; until
+            # then the next batches are planned (a thread done with its part of a batch would
+            # wait otherwise), up to ``most`` in flight
+            while len(window) > most or (len(window) > ahead and stage.ready(window[0][1])):
                 yield self._score(*window.popleft())
         while window:
             yield self._score(*window.popleft())
