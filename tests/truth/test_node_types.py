@@ -54,6 +54,37 @@ def test_compact_keeps_named_children_supertypes_and_extras() -> None:
     assert extras == ["comment", "doc"]
 
 
+def test_aliases_node_types_names_but_does_not_list_get_their_rules_children() -> None:
+    """An alias of a listed kind holds what it holds; of a supertype, the supertype's kinds
+    (the concrete node sits inside: Python's ``as_pattern_target``); of a token, nothing; of
+    anything else it stays unlisted (the core then takes it to hold anything)."""
+    def child(name: str) -> dict:
+        return {"type": name, "named": True}
+
+    types = [*NODE_TYPES, {"type": "holder", "named": True, "children": {
+        "multiple": True, "required": False,
+        "types": [child("renamed_call"), child("target"), child("word"), child("opaque")]}}]
+    rules = {"holder": {"type": "SEQ", "members": [
+        {"type": "ALIAS", "named": True, "value": "renamed_call",
+         "content": {"type": "SYMBOL", "name": "call"}},
+        {"type": "ALIAS", "named": True, "value": "target",
+         "content": {"type": "SYMBOL", "name": "_expression"}},
+        {"type": "ALIAS", "named": True, "value": "word",
+         "content": {"type": "PATTERN", "value": "[a-z]+"}},
+        {"type": "ALIAS", "named": True, "value": "opaque",
+         "content": {"type": "SEQ", "members": []}},
+        {"type": "ALIAS", "named": False, "value": "ignored",
+         "content": {"type": "SYMBOL", "name": "call"}}]}}
+    got = node_types.compact(types, {"extras": [], "rules": rules})["kinds"]
+    assert got["renamed_call"] == ["_expression"]  # what a call holds
+    assert got["target"] == ["_expression"]  # the concrete expression
+    assert got["word"] == []
+    assert "opaque" not in got and "ignored" not in got
+    kinds = dict(node_types.resolved({"kinds": got, "supertypes": {
+        "_expression": ["_primary", "call"], "_primary": ["identifier"]}, "extras": []})[0])
+    assert kinds["target"] == ["call", "identifier"]
+
+
 def test_a_kinds_file_reads_back_as_written() -> None:
     entry = node_types.compact(NODE_TYPES, {"extras": []})
     text = node_types.render("toy", "tree-sitter-toy", "1.2.3", entry)

@@ -17,7 +17,9 @@ Grammar packages on PyPI do not ship ``node-types.json``; ``queries/<language>.k
 what the walk needs of it for the grammar version ctxeval is tested with, taken from the
 grammar crate of the same version (its ``parser.c`` is byte-identical to the PyPI package's):
 the package and version, every named kind with the named kinds its children may have
-(supertypes as their own lines), and the grammar's extras (a comment may sit in any node;
+(supertypes as their own lines; an alias that ``node-types.json`` names as a child but does
+not list, such as Python's ``as_pattern_target``, gets the children of the rule it renames,
+from ``grammar.json``), and the grammar's extras (a comment may sit in any node;
 ``grammar.json``'s ``extras`` as well as ``node-types.json``'s flags, which older grammars
 lack). A language whose installed package has another version is walked whole, as before; so
 is one whose extras may hold a definition (Ruby's heredoc bodies hold interpolated code).
@@ -60,7 +62,48 @@ def compact(node_types: list[dict[str, Any]], grammar: dict[str, Any]) -> dict[s
     for e in grammar.get("extras", []):
         if e.get("type") == "SYMBOL":
             extras.add(e["name"])
+    named = {c for kids in [*kinds.values(), *supertypes.values()] for c in kids}
+    for alias, children in _aliases(grammar, named - kinds.keys() - supertypes.keys(),
+                                    kinds, supertypes).items():
+        kinds[alias] = children
     return {"kinds": kinds, "supertypes": supertypes, "extras": sorted(extras)}
+
+
+def _aliases(grammar: dict[str, Any], missing: set[str], kinds: dict[str, list[str]],
+             supertypes: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The children of named kinds that ``node-types.json`` names as children but does not
+    list: aliases of other rules (Python's ``as_pattern_target`` is ``expression`` renamed).
+    An alias of a listed kind has its children; of a supertype (a hidden rule), the
+    supertype's kinds (the node holds the concrete one: ``as_pattern_target`` holds an
+    ``attribute``); of a token, none. An alias of anything else (a hidden rule's sequence) is
+    left out, and then the core takes it to hold anything."""
+    found: dict[str, set[str] | None] = {}
+
+    def visit(rule: Any) -> None:
+        if isinstance(rule, list):
+            for r in rule:
+                visit(r)
+            return
+        if not isinstance(rule, dict):
+            return
+        if rule.get("type") == "ALIAS" and rule.get("named") and rule.get("value") in missing:
+            content, name = rule.get("content") or {}, rule["value"]
+            kind, target = content.get("type"), content.get("name")
+            if kind == "SYMBOL" and target in kinds:
+                got: set[str] | None = set(kinds[target])
+            elif kind == "SYMBOL" and target in supertypes:
+                got = {target}
+            elif kind in ("STRING", "PATTERN", "TOKEN", "IMMEDIATE_TOKEN"):
+                got = set()
+            else:
+                got = None
+            prev = found.get(name, set())
+            found[name] = None if got is None or prev is None else prev | got
+        for value in rule.values():
+            visit(value)
+
+    visit(grammar.get("rules", {}))
+    return {name: sorted(kids) for name, kids in found.items() if kids is not None}
 
 
 def resolved(entry: dict[str, Any]) -> tuple[list[tuple[str, list[str]]], list[str]]:
