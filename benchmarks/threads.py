@@ -136,13 +136,17 @@ def main() -> None:
     print(f"{'':28s}" + "".join(f"{n:>12s}" for n in names))
     for key in results[names[0]]:
         print(f"{key:28s}" + "".join(f"{results[n][key]:12.3f}" for n in names))
+    bounds: dict[str, float] = {}
     for n in names:
         r = results[n]
         cpu = sum(r[k] for k in ("calling thread", "reader thread", "extraction threads",
                                  "other Python threads", "native threads", "git processes"))
-        bound = max(cpu / 2, r["calling thread"], r["longest extraction thread"])
+        bound = bounds[n] = max(cpu / 2, r["calling thread"], r["longest extraction thread"])
         print(f"{n}: CPU {cpu:.3f} s; on two cores at best {bound:.3f} s (the CPU over two, "
               f"or the longest thread); wall {r['wall (process)']:.3f} s")
+    one, two = results["cold -j 1"]["wall (process)"], results["cold -j 2"]["wall (process)"]
+    print(f"-j 2 / -j 1, cold: {one / two:.2f}; at most {one / bounds['cold -j 2']:.2f} with "
+          "-j 2 at its bound on two whole cores")
 
 
 if __name__ == "__main__":

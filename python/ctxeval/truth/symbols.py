@@ -27,8 +27,7 @@ it the grammar packages' languages and the query files. :func:`extract` parses f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import _core
 from .grammars import (
@@ -46,9 +45,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Definition:
-    """One definition node; lines are 1-based inclusive, bytes 0-based half-open."""
+class Definition(NamedTuple):
+    """One definition node; lines are 1-based inclusive, bytes 0-based half-open.
+
+    A named tuple rather than a frozen dataclass: an evaluation makes one per definition of
+    every file it reads (18,000 on the real-history benchmark, from the core or the disk
+    cache), and a tuple is made in a fifth of the time, with the same fields, equality by
+    value and immutability."""
 
     kind: str
     name: str
@@ -75,7 +78,7 @@ def definitions(found: list[tuple[str, str, str, int, int, int, int]] | None
     """The native core's definition tuples as :class:`Definition` objects."""
     if found is None:
         return None
-    return [Definition(*t) for t in found]
+    return list(map(Definition._make, found))
 
 
 #: From-scratch extraction (no trees kept), shared by every thread of the process.
