@@ -762,6 +762,10 @@ struct PyDefinitionExtractor {
     inner: core::definitions::extractor::Extractor,
 }
 
+/// `(kinds, extras)` of a grammar, as `ctxeval.truth.node_types.resolved` gives them: each
+/// named kind with the named kinds its children may have, and the kinds that may be anywhere.
+type NodeKinds = (Vec<(String, Vec<String>)>, Vec<String>);
+
 #[pymethods]
 impl PyDefinitionExtractor {
     /// `tree_bytes`: source bytes whose trees are kept for incremental re-parsing (None: parse
@@ -797,7 +801,7 @@ impl PyDefinitionExtractor {
         name: &str,
         language: &Bound<'_, pyo3::types::PyCapsule>,
         presets: Vec<(String, String, bool, Vec<String>)>,
-        node_types: Option<(Vec<(String, Vec<String>)>, Vec<String>)>,
+        node_types: Option<NodeKinds>,
     ) -> PyResult<()> {
         use pyo3::types::PyCapsuleMethods;
         let ptr = language.pointer_checked(Some(c"tree_sitter.Language"))?;
