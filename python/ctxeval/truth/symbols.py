@@ -50,7 +50,7 @@ class Definition(NamedTuple):
 
     A named tuple rather than a frozen dataclass: an evaluation makes one per definition of
     every file it reads (18,000 on the real-history benchmark, from the core or the disk
-    cache), and a tuple is made in a fifth of the time, with the same fields, equality by
+    cache), and a tuple is made in a third of the time, with the same fields, equality by
     value and immutability."""
 
     kind: str
