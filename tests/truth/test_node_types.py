@@ -95,6 +95,23 @@ def test_a_kinds_file_reads_back_as_written() -> None:
         node_types.parse(text + "what is this\n")
 
 
+def test_the_command_writes_a_kinds_file_per_language(tmp_path, capsys) -> None:
+    import json
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "node-types.json").write_text(json.dumps(NODE_TYPES))
+    (src / "grammar.json").write_text(json.dumps({"extras": [], "rules": {}}))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert node_types.main([str(out), f"toy:tree-sitter-toy:1.2.3:{src}"]) == 0
+    assert capsys.readouterr().out == "toy.kinds\n"
+    back = node_types.parse((out / "toy.kinds").read_text())
+    assert back["package"] == "tree-sitter-toy" and back["version"] == "1.2.3"
+    assert back["kinds"] == node_types.compact(NODE_TYPES, {"extras": []})["kinds"]
+    assert node_types.main([str(out)]) == 2  # no grammar given: the usage
+
+
 def _shipped() -> list[str]:
     queries = importlib.resources.files("ctxeval.truth") / "queries"
     return sorted(p.name[: -len(".kinds")] for p in queries.iterdir()
