@@ -12,6 +12,7 @@ finder) is left to :mod:`importlib.metadata` itself.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -46,11 +47,14 @@ def _metadata_version(path: str) -> str | None:
     return None
 
 
-def _dist_info(want: str) -> str | None:
-    """The version in the first ``.dist-info`` directory for the normalised name ``want``;
-    None when there is none (or it has no readable ``Version``: then
-    :mod:`importlib.metadata` decides)."""
-    for entry in sys.path:
+@functools.lru_cache(maxsize=256)
+def _dist_info(want: str, path: tuple[str, ...]) -> str | None:
+    """The version in the first ``.dist-info`` directory on ``path`` for the normalised name
+    ``want``; None when there is none (or it has no readable ``Version``: then
+    :mod:`importlib.metadata` decides). Kept per name and path: each grammar's version is
+    asked for by the sidecar and by the symbol cache's keys, and each asking listed every
+    directory of the path."""
+    for entry in path:
         for child in _listing(entry):
             low = child.lower()
             for ext in (".dist-info", ".egg-info"):
@@ -63,7 +67,7 @@ def _dist_info(want: str) -> str | None:
 
 def version(dist: str) -> str | None:
     """The installed version of distribution ``dist``, None when it is not installed."""
-    got = _dist_info(_normal(dist))
+    got = _dist_info(_normal(dist), tuple(sys.path))
     if got is not None:
         return got
     import importlib.metadata
