@@ -163,13 +163,12 @@ class Ranker:
         """The items ``path:name`` of a file's definitions (-1: no name), as the engine takes
         them; interned in the order :meth:`intern` would, each distinct name formatted once
         (a class's methods share its module name)."""
-        ids = self._ids
         mine: dict[str | None, int] = {None: -1, "": -1}
         out = array("q")
         for name in names:
             k = mine.get(name)
             if k is None:
-                k = mine[name] = ids.setdefault(f"{path}:{name}", len(ids))
+                k = mine[name] = self.intern(f"{path}:{name}")
             out.append(k)
         return out.tobytes()
 
