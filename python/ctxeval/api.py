@@ -76,7 +76,8 @@ def evaluate(gold: Paths, runs: Mapping[str, Paths] | Sequence[RunSpec] | Paths,
     ``runs`` maps run names to their inputs (files, directories, globs), or is a list of
     inputs (each a run named after it). ``results`` maps run names to results files giving
     resolved status. The rows are returned and, with ``out``, also written there (with the
-    ``.meta.json`` sidecar). ``cache_dir`` keeps parsed definitions on disk (None: no disk cache).
+    ``.meta.json`` sidecar). ``cache_dir`` keeps parsed definitions and file lists on disk
+    (None: no disk cache).
     ``views`` (with ``out``) also writes what each step displayed to ``<out>.views.jsonl``, for
     ``ctxeval view`` (``docs/viewer.md``). ``engine="ray"`` evaluates on a Ray cluster
     (``address``, default the running or a local Ray instance; ``jobs`` actors), the same rows

@@ -271,9 +271,11 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
                         "path, so one repository keeps every thread busy; rows are the same "
                         "and keep the input order")
     p.add_argument("--cache-dir", metavar="D",
-                   help="keep parsed definitions here across evaluations (default: "
-                        "$CTXEVAL_CACHE_DIR, else the user cache directory)")
-    p.add_argument("--no-cache", action="store_true", help="no on-disk definition cache")
+                   help="keep parsed definitions and commits' file lists here across "
+                        "evaluations (default: $CTXEVAL_CACHE_DIR, else the user cache "
+                        "directory)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="no on-disk cache of definitions and file lists")
     p.add_argument("--no-incremental", action="store_true",
                    help="parse every file version from scratch (by default a version is "
                         "re-parsed from an earlier version's tree where the two differ little; "

@@ -241,6 +241,14 @@ def test_concurrent_evaluations_sharing_a_cache_dir_keep_entries_valid(
         payload = _open_seal(f"{blob}\0{ns}".encode(), p.read_bytes())
         assert payload is not None, p
         decode_definitions(payload)
+    # the file lists of the commits too: whole, one per commit, each valid
+    listings = [p for p in (cache / "listings").rglob("*") if p.is_file()]
+    commits = {json.loads(line)["base_commit"]
+               for line in (wl / "gold.jsonl").read_text().splitlines()}
+    assert sorted(p.parent.name + p.name for p in listings) == sorted(commits)
+    for p in listings:
+        key = f"{p.parent.name + p.name}\0listing\0{p.parent.parent.name}".encode()
+        assert _open_seal(key, p.read_bytes()) is not None, p
     # A truncated entry is a miss, parsed again and rewritten; the rows do not change.
     for p in entries[:3]:
         p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
@@ -250,6 +258,8 @@ def test_concurrent_evaluations_sharing_a_cache_dir_keep_entries_valid(
     stats = json.loads(warm.with_name("warm.jsonl.meta.json").read_text())
     disk = stats["symbol_cache"]["disk_stats"]
     assert disk["corrupt"] == 3 and disk["hits"] > 0 and disk["writes"] == 3
+    listed = stats["symbol_cache"]["listing_stats"]
+    assert listed["hits"] == len(commits) and listed["writes"] == listed["misses"] == 0
 
 
 # ------------------------------------------------------------------------------ repositories

@@ -1,4 +1,5 @@
-"""The on-disk symbol cache: round trips, damaged entries, version keys, concurrent writers."""
+"""The on-disk caches (definitions, commits' file lists): round trips, damaged entries, version
+keys, concurrent writers."""
 
 from __future__ import annotations
 
@@ -314,3 +315,49 @@ def test_bounded_memory_falls_back_to_the_disk_cache(tmp_path: Path) -> None:
     assert ex.get(ids[0], blobs[0], "bank/account.py") == _defs()  # dropped: read from disk
     assert ex.stats == {"parsed": 4, "cached": 1, "unknown_language": 0, "parse_failed": 0,
                         "disk_cached": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# Listings (commits' file lists).
+
+COMMIT = "3f" + "a" * 38
+LISTING = ({"pkg/a.py": "1" * 40, "caf\\xe9.txt": "2" * 40, "n\u00e9.py": "3" * 40},
+           ["1 symbolic link left out"])
+
+
+def test_a_listing_round_trips_by_commit_id(tmp_path: Path) -> None:
+    c = cache_mod.ListingCache(tmp_path)
+    assert c.get(COMMIT) is None and c.stats["misses"] == 1
+    assert c.put(COMMIT, *LISTING)
+    p = c.path(COMMIT)
+    assert p.parent.parent.parent == tmp_path / "listings" and p.name == COMMIT[2:]
+    assert cache_mod.ListingCache(tmp_path).get(COMMIT) == LISTING
+    # a revision that is not an object id names nothing for good: never kept
+    assert not c.put("HEAD", *LISTING) and c.get("HEAD") is None
+    assert not list((tmp_path / "listings").rglob("*.tmp-*"))
+
+
+def test_a_listing_moved_to_another_commit_or_damaged_is_a_miss(tmp_path: Path) -> None:
+    c = cache_mod.ListingCache(tmp_path)
+    c.put(COMMIT, *LISTING)
+    other = "4e" + "b" * 38
+    c.path(other).parent.mkdir(parents=True)
+    c.path(other).write_bytes(c.path(COMMIT).read_bytes())
+    assert c.get(other) is None and c.stats["corrupt"] == 1
+    # sealed, but not a listing (a damaged writer): a miss too, and rewritten by the next put
+    c._write(c.path(COMMIT), c._key(COMMIT), b'{"not": "a listing"}')
+    assert c.get(COMMIT) is None and c.stats["corrupt"] == 2
+    assert c.put(COMMIT, *LISTING) and c.get(COMMIT) == LISTING
+
+
+def test_a_listing_is_kept_per_ctxeval_version(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """How ctxeval reads a listing (which files, which warnings) may change with ctxeval, so
+    listings of another version are never read."""
+    cache_mod.ListingCache(tmp_path).put(COMMIT, *LISTING)
+    monkeypatch.setattr(cache_mod, "_ctxeval_version", lambda: "99.0")
+    assert cache_mod.ListingCache(tmp_path).get(COMMIT) is None
+    monkeypatch.undo()
+    assert cache_mod.ListingCache(tmp_path).get(COMMIT) == LISTING
+    monkeypatch.setattr(cache_mod, "LISTING_VERSION", cache_mod.LISTING_VERSION + 1)
+    assert cache_mod.ListingCache(tmp_path).get(COMMIT) is None

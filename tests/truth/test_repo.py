@@ -313,6 +313,130 @@ def test_symlink_submodule_and_non_utf8_names(tmp_path: Path) -> None:
         assert "1 symbolic link" in text and "1 submodule" in text and "not UTF-8" in text
 
 
+def _odd_repo(repos: Path) -> str:
+    """A repository whose commit holds a symbolic link, a submodule and a non-UTF-8 name
+    (what a file list leaves out, with warnings); its commit id."""
+    root = repos / "acme__odd"
+    root.mkdir(parents=True)
+    git(root, "init", "-q")
+    write(root, {"real.py": b"x = 1\n", "pkg/mod.py": b"y = 2\n"})
+    os.symlink("real.py", root / "link.py")
+    (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin-1 name\n")
+    git(root, "add", "-A")
+    some_commit = git(root, "hash-object", "-t", "commit", "-w", "--stdin",
+                      data=b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"
+                           b"author a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n")
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{some_commit},vendor/sub")
+    git(root, "commit", "-q", "-m", "odd")
+    return git(root, "rev-parse", "HEAD")
+
+
+def _no_ls_tree(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Makes every ``git ls-tree`` an error; the ones asked for are listed."""
+    import ctxeval.truth.repo as repo_module
+
+    asked: list[list[str]] = []
+    real = repo_module.run_git
+
+    def run_git(cmd: list[str], **kw):  # noqa: ANN003, ANN202 - passes through
+        if "ls-tree" in cmd:
+            asked.append(cmd)
+            raise AssertionError("git ls-tree was run")
+        return real(cmd, **kw)
+
+    monkeypatch.setattr(repo_module, "run_git", run_git)
+    return asked
+
+
+def test_a_kept_listing_is_the_same_tree_without_git_ls_tree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a listing cache, the second evaluation reads a commit's files (and the warnings of
+    what was left out) from the cache; files, blob ids, reads and resolving are the same."""
+    from ctxeval.truth.cache import ListingCache
+
+    repos = tmp_path / "repos"
+    base = _odd_repo(repos)
+    listings = ListingCache(tmp_path / "cache")
+    with RepoCache(repos, listings=listings) as cache:
+        first = cache.open(instance_id="odd-1", repo="acme/odd", commit=base)
+        files, warnings = first.files(), list(first.warnings)
+        blobs = {f: first.blob_id(f) for f in files}
+    assert listings.stats["writes"] == 1 and listings.path(base).is_file()
+    asked = _no_ls_tree(monkeypatch)
+    again = ListingCache(tmp_path / "cache")
+    with RepoCache(repos, listings=again) as cache:
+        snap = cache.open(instance_id="odd-1", repo="acme/odd", commit=base)
+        assert snap.files() == files and list(snap.warnings) == warnings
+        assert {f: snap.blob_id(f) for f in files} == blobs
+        assert snap.read("pkg/mod.py") == b"y = 2\n"
+        assert snap.resolve("/testbed/mod.py") == "pkg/mod.py"
+        assert snap.read("link.py") is None
+    assert again.stats["hits"] == 1 and not asked
+
+
+def test_a_kept_listing_never_stands_for_a_commit_the_repository_lacks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing of a commit is kept by its id, but the repository is still asked whether
+    it holds the commit: one without it is ``missing_commit``, listing or not."""
+    from ctxeval.truth.cache import ListingCache
+
+    repos = tmp_path / "repos"
+    base = _odd_repo(repos)
+    listings = ListingCache(tmp_path / "cache")
+    with RepoCache(repos, listings=listings) as cache:
+        cache.open(instance_id="odd-1", repo="acme/odd", commit=base)
+    other = tmp_path / "other"
+    make_repo(other / "acme__odd", {"a.py": b"a = 1\n"})  # same name, without that commit
+    _no_ls_tree(monkeypatch)
+    with RepoCache(other, listings=listings) as cache, pytest.raises(RepoError) as err:
+        cache.open(instance_id="odd-1", repo="acme/odd", commit=base)
+    assert err.value.kind == "missing_commit"
+
+
+def test_a_damaged_listing_is_listed_again(tmp_path: Path) -> None:
+    from ctxeval.truth.cache import ListingCache
+
+    repos = tmp_path / "repos"
+    base = _odd_repo(repos)
+    listings = ListingCache(tmp_path / "cache")
+    with RepoCache(repos, listings=listings) as cache:
+        files = cache.open(instance_id="odd-1", repo="acme/odd", commit=base).files()
+    entry = listings.path(base)
+    entry.write_bytes(entry.read_bytes()[:-7])
+    again = ListingCache(tmp_path / "cache")
+    with RepoCache(repos, listings=again) as cache:
+        assert cache.open(instance_id="odd-1", repo="acme/odd", commit=base).files() == files
+    assert again.stats["corrupt"] == 1 and again.stats["writes"] == 1
+    assert ListingCache(tmp_path / "cache").get(base) is not None
+
+
+def test_two_names_of_one_repository_share_one_reader(tmp_path: Path) -> None:
+    """A repository reached through a link is the same repository: one ``git cat-file``."""
+    repos = tmp_path / "repos"
+    base = make_repo(repos / "acme__widgets", {"a.py": b"a = 1\n"})
+    os.symlink("acme__widgets", repos / "widgets")
+    with RepoCache(repos) as cache:
+        one = cache.open(instance_id="w-1", repo="acme/widgets", commit=base)
+        two = cache.open(instance_id="w-2", repo="other/widgets", commit=base)
+        assert one.read("a.py") == two.read("a.py") == b"a = 1\n"
+        assert len(cache._readers) == 1
+
+
+def test_commit_times_come_with_the_commit(tmp_path: Path) -> None:
+    """The committer time (the order versions of a path are parsed in) is the commit's, and
+    opening a commit asks git once for both."""
+    repos = tmp_path / "repos"
+    base = make_repo(repos / "acme__widgets", {"a.py": b"a = 1\n"})
+    with RepoCache(repos) as cache:
+        snap = cache.open(instance_id="w-1", repo="acme/widgets", commit=base[:12])
+        reader = next(iter(cache._readers.values()))
+        asks = []
+        real = reader._ask
+        reader._ask = lambda name: asks.append(name) or real(name)  # type: ignore[method-assign]
+        assert snap.commit_time() == 1704067200  # GIT_COMMITTER_DATE, 2024-01-01
+        assert asks == []
+
+
 def test_missing_commit_lists_where(moved_repo: tuple[Path, str]) -> None:
     repos, _ = moved_repo
     with RepoCache(repos) as cache:
@@ -563,7 +687,8 @@ def test_open_readers_are_bounded_and_release_frees_one(tmp_path: Path) -> None:
             running = sum(r.running for r in cache._readers.values())
             assert running <= _OPEN_READERS
         def reader(k: int):
-            return cache._readers[(repos / f"acme__r{k}" / ".git").resolve()]
+            git_dir = (repos / f"acme__r{k}" / ".git").resolve()
+            return next(r for r in cache._readers.values() if r.git_dir == git_dir)
 
         assert not reader(0).running  # the least recently used were stopped
         assert cache.open(instance_id="i0", repo="acme/r0", commit=None).read("a.py") == \

@@ -26,6 +26,7 @@ from ..reading.inputs import ReadResult, guess_instance_id, iter_input, list_inp
 from ..reading.resolved import ResolvedTable, load_resolved
 from ..truth.extraction import SymbolExtractor, SymbolSettings
 from ..truth.gold import GoldSet, load_gold
+from ..truth.cache import ListingCache
 from ..truth.repo import RepoCache
 from ..truth.symbols import grammar_versions
 from .extract import ThreadExtractor
@@ -571,7 +572,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
              git_timeout: float | None = None, notices: bool | None = None) -> Summary:
     """Evaluate ``runs`` against ``gold`` and write rows to ``out`` (or ``stream``).
 
-    ``cache_dir`` keeps parsed definitions on disk across evaluations (None: no disk cache);
+    ``cache_dir`` keeps parsed definitions and commits' file lists on disk across evaluations
+    (None: no disk cache);
     ``incremental`` re-parses a file from its previous version's tree where it can.
     ``views`` writes what each step displayed to ``<out>.views.jsonl`` (needs ``out``).
     ``ranking``: the cut-offs and line budget of the rows' ranking block (None: no block).
@@ -649,7 +651,8 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
                        "runs": [{"name": r.name, "inputs": list(r.inputs)} for r in runs]}
     summary, kept = start(gold_set, dest, settings, say=notices)
     repo_cache = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
-                           cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout)
+                           cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout,
+                           listings=ListingCache(cache_dir) if cache_dir is not None else None)
     symbols = SymbolSettings(cache_dir, incremental).extractor()
     evaluator = Evaluator(gold_set, repo_cache, preset=preset, final_policy=final_policy,
                           all_gold=all_gold, jobs=jobs, text=text, symbols=symbols,
@@ -679,5 +682,7 @@ def _evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str
                  "symbol_cache": {
                      "disk": cache_dir is not None, "incremental": incremental,
                      "disk_stats": dict(evaluator.symbols.disk.stats)
-                     if evaluator.symbols.disk is not None else None}})
+                     if evaluator.symbols.disk is not None else None,
+                     "listing_stats": dict(repo_cache.listings.stats)
+                     if repo_cache.listings is not None else None}})
     return summary

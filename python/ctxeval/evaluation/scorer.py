@@ -29,6 +29,7 @@ from ..reading.inputs import ReadResult, read_input
 from ..reading.records import Raw, RecordReader
 from ..truth.extraction import SymbolSettings
 from ..truth.gold import GoldSet, load_gold
+from ..truth.cache import ListingCache
 from ..truth.repo import RepoCache
 from .prepare.preparer import FinalPolicy
 from .ranking import DEFAULT_RANKING, RankingSettings
@@ -45,7 +46,8 @@ class Scorer:
     ``gold``: gold files (any format ``ctxeval evaluate --gold`` reads) or a loaded
     :class:`~ctxeval.truth.gold.GoldSet`; ``repos``: the ``--repos`` directory (git repositories are
     read at each rollout's base commit without checkout); ``cache_dir``: the on-disk
-    definition cache, shared with other processes (None: memory only); ``git_timeout``:
+    cache of definitions and commits' file lists, shared with other processes (None: memory
+    only); ``git_timeout``:
     seconds a git request may take (a late one makes the rollout's row an error). Not
     thread-safe: use one scorer per thread or process.
     """
@@ -65,7 +67,9 @@ class Scorer:
         self.run = run
         self.preset = preset
         self.repos = RepoCache(Path(repos) if repos is not None else None, fetch=fetch,
-                               cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout)
+                               cache_bytes=REPO_CACHE_BYTES, git_timeout=git_timeout,
+                               listings=ListingCache(cache_dir) if cache_dir is not None
+                               else None)
         self.evaluator = Evaluator(gold_set, self.repos, preset=preset, final_policy=final,
                                    symbols=SymbolSettings(cache_dir, incremental).extractor(),
                                    text=text, ranking=ranking)

@@ -1,4 +1,5 @@
-"""An on-disk, content-addressed cache of parsed definitions, shared by runs and processes.
+"""An on-disk, content-addressed cache of parsed definitions (and of commits' file lists),
+shared by runs and processes.
 
 A leaderboard evaluates many runs over the same instances, and re-evaluations read the same
 blobs again: parsing is the dominant cost, and a file's definitions depend only on its bytes,
@@ -13,6 +14,10 @@ its language, the preset and the code that found them. So an entry is keyed by
 Any of those changing moves lookups to a fresh namespace, so stale entries are never read (old
 namespaces are simply left behind; deleting the directory is always safe).
 
+Beside the definitions, ``listings/`` keeps each commit's file list (:class:`ListingCache`): a
+warm evaluation then starts no ``git ls-tree``, once per commit the slowest thing it still
+did on the calling thread.
+
 Writers are safe to run concurrently (threads, processes, several ``ctxeval`` at once): an entry
 is written to a private temporary file in the destination directory and moved into place with
 :func:`os.replace`, which is atomic, so a reader sees either no file or a complete one. Each
@@ -24,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.resources
 import os
 import re
 import sys
@@ -37,6 +41,7 @@ import orjson
 from .._core import TREE_SITTER_LANGUAGE_VERSION
 from . import installed
 from .grammars import GRAMMARS
+from .node_types import QUERIES
 from .symbols import Definition
 
 #: Bumped whenever the entry layout or the meaning of a definition changes (2: definitions
@@ -100,8 +105,7 @@ def namespace(lang: str, preset: str) -> str:
         return got
     module, _func, stem = GRAMMARS[lang]
     try:
-        query = (importlib.resources.files("ctxeval.truth") / "queries"
-                 / f"{stem}.scm").read_bytes()
+        query = (QUERIES / f"{stem}.scm").read_bytes()
     except OSError:
         query = b""
     parts = [
@@ -178,17 +182,20 @@ def _open_seal(key: bytes, raw: bytes) -> bytes | None:
 
 # ---------------------------------------------------------------------------------------------
 
-class SymbolCache:
-    """Definitions by (blob id, language, preset) under ``root``; see the module docstring.
+class SealedStore:
+    """Sealed entries under ``root/<section>``, written atomically; the file handling shared by
+    the definition and listing caches (see the module docstring).
 
     Never raises on I/O: an unreadable entry is a miss, an unwritable directory only stops
     writes (counted in ``stats['write_failed']``). ``stats`` also counts ``hits``, ``misses``
     and ``corrupt`` (entries found damaged, to be rewritten).
     """
 
+    section = ""
+
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
-        self._base = self.root / "symbols"
+        self._base = self.root / self.section
         self._lock = threading.Lock()
         self._made: set[str] = set()
         self.stats: dict[str, int] = {"hits": 0, "misses": 0, "corrupt": 0, "writes": 0,
@@ -198,41 +205,27 @@ class SymbolCache:
         with self._lock:
             self.stats[what] += 1
 
-    def path(self, blob_id: str, lang: str, preset: str) -> Path:
-        """Where the entry lives: ``symbols/<namespace>/<id[:2]>/<id[2:]>``."""
-        return self._base / namespace(lang, preset) / blob_id[:2] / blob_id[2:]
-
-    def get(self, blob_id: str, lang: str, preset: str) -> list[Definition] | None:
-        """The cached definitions, or None on a miss (also for a damaged entry)."""
-        if not is_blob_id(blob_id):
-            return None
-        p = self.path(blob_id, lang, preset)
+    def _read(self, p: Path, key: bytes) -> bytes | None:
+        """The payload of the entry at ``p``; None on a miss (a damaged entry is also counted
+        as ``corrupt``: :meth:`_damaged` when its payload then fails to decode)."""
         try:
             with open(p, "rb") as fh:
                 raw = fh.read()
         except OSError:
             self._count("misses")
             return None
-        payload = _open_seal(self._key(blob_id, lang, preset), raw)
-        defs: list[Definition] | None = None
-        if payload is not None:
-            try:
-                defs = decode_definitions(payload)
-            except (ValueError, TypeError, IndexError, KeyError):
-                defs = None
-        if defs is None:
-            self._count("corrupt")
-            self._count("misses")
-            return None
-        self._count("hits")
-        return defs
+        payload = _open_seal(key, raw)
+        if payload is None:
+            self._damaged()
+        return payload
 
-    def put(self, blob_id: str, lang: str, preset: str, defs: list[Definition]) -> bool:
-        """Store ``defs`` atomically; False when not stored (not a blob id, or I/O failed)."""
-        if not is_blob_id(blob_id):
-            return False
-        p = self.path(blob_id, lang, preset)
-        data = _seal(self._key(blob_id, lang, preset), encode_definitions(defs))
+    def _damaged(self) -> None:
+        self._count("corrupt")
+        self._count("misses")
+
+    def _write(self, p: Path, key: bytes, payload: bytes) -> bool:
+        """Store ``payload`` at ``p`` atomically; False when I/O failed."""
+        data = _seal(key, payload)
         parent = str(p.parent)
         tmp = f"{p}.tmp-{os.getpid()}-{threading.get_ident()}"
         try:
@@ -256,6 +249,97 @@ class SymbolCache:
         self._count("writes")
         return True
 
+
+class SymbolCache(SealedStore):
+    """Definitions by (blob id, language, preset) under ``root/symbols``; see the module
+    docstring and :class:`SealedStore`."""
+
+    section = "symbols"
+
+    def path(self, blob_id: str, lang: str, preset: str) -> Path:
+        """Where the entry lives: ``symbols/<namespace>/<id[:2]>/<id[2:]>``."""
+        return self._base / namespace(lang, preset) / blob_id[:2] / blob_id[2:]
+
+    def get(self, blob_id: str, lang: str, preset: str) -> list[Definition] | None:
+        """The cached definitions, or None on a miss (also for a damaged entry)."""
+        if not is_blob_id(blob_id):
+            return None
+        payload = self._read(self.path(blob_id, lang, preset), self._key(blob_id, lang, preset))
+        if payload is None:
+            return None
+        try:
+            defs = decode_definitions(payload)
+        except (ValueError, TypeError, IndexError, KeyError):
+            self._damaged()
+            return None
+        self._count("hits")
+        return defs
+
+    def put(self, blob_id: str, lang: str, preset: str, defs: list[Definition]) -> bool:
+        """Store ``defs`` atomically; False when not stored (not a blob id, or I/O failed)."""
+        if not is_blob_id(blob_id):
+            return False
+        return self._write(self.path(blob_id, lang, preset), self._key(blob_id, lang, preset),
+                           encode_definitions(defs))
+
     @staticmethod
     def _key(blob_id: str, lang: str, preset: str) -> bytes:
         return f"{blob_id}\0{namespace(lang, preset)}".encode()
+
+
+#: Bumped whenever what a listing holds changes (which files it keeps, its warnings).
+LISTING_VERSION = 1
+
+
+class ListingCache(SealedStore):
+    """The regular files of a commit (path -> blob id, and the warnings of what was left out)
+    by commit id, under ``root/listings``: what ``git ls-tree`` said of it, so that a warm
+    evaluation starts no ``git ls-tree`` (a process per commit, about 5 ms on a
+    400-file tree, much more on a large one).
+
+    A commit id names its tree and so its listing for good, in any clone of any repository;
+    only ctxeval's reading of a listing can change, and with it the namespace
+    (:data:`LISTING_VERSION` and the ctxeval version). The repository is still asked whether
+    it has the commit, on every open: a listing is only ever taken for a commit the
+    repository holds.
+    """
+
+    section = "listings"
+
+    def __init__(self, root: Path | str) -> None:
+        super().__init__(root)
+        h = hashlib.blake2b(digest_size=10)
+        h.update(f"listing={LISTING_VERSION}\0ctxeval={_ctxeval_version()}".encode())
+        self._ns = h.hexdigest()
+
+    def path(self, commit_id: str) -> Path:
+        """Where the entry lives: ``listings/<namespace>/<id[:2]>/<id[2:]>``."""
+        return self._base / self._ns / commit_id[:2] / commit_id[2:]
+
+    def get(self, commit_id: str) -> tuple[dict[str, str], list[str]] | None:
+        """(blob id by path, warnings) of ``commit_id``, or None on a miss."""
+        if not is_blob_id(commit_id):
+            return None
+        payload = self._read(self.path(commit_id), self._key(commit_id))
+        if payload is None:
+            return None
+        try:
+            blobs, warnings = orjson.loads(payload)
+            if not isinstance(blobs, dict) or not isinstance(warnings, list):
+                raise TypeError("not a listing")
+        except (ValueError, TypeError):
+            self._damaged()
+            return None
+        self._count("hits")
+        return blobs, warnings
+
+    def put(self, commit_id: str, blobs: dict[str, str], warnings: list[str]) -> bool:
+        """Store a listing atomically; False when not stored (not a commit id, or I/O
+        failed)."""
+        if not is_blob_id(commit_id):
+            return False
+        return self._write(self.path(commit_id), self._key(commit_id),
+                           orjson.dumps([blobs, warnings]))
+
+    def _key(self, commit_id: str) -> bytes:
+        return f"{commit_id}\0listing\0{self._ns}".encode()

@@ -13,7 +13,6 @@ Only the reference's file extensions are recognised under ``contextbench`` (``.h
 from __future__ import annotations
 
 import importlib
-import importlib.resources
 import os
 import re
 import threading
@@ -109,8 +108,7 @@ def grammar_versions() -> dict[str, str]:
 def query_text(lang: str) -> str:
     """The text of a language's query file (both presets)."""
     stem = GRAMMARS[lang][2]
-    return (importlib.resources.files("ctxeval.truth") / "queries" / f"{stem}.scm").read_text(
-        encoding="utf-8")
+    return (node_types.QUERIES / f"{stem}.scm").read_text(encoding="utf-8")
 
 
 def query_sections(text: str) -> dict[str, str]:

@@ -33,11 +33,15 @@ rebuilds the files from grammar source directories (``src/`` of each crate, hold
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import json
 import sys
 from pathlib import Path
 from typing import Any
+
+#: Where the query (``.scm``) and node-kind (``.kinds``) files are installed: the package is
+#: always a directory (its native module cannot be imported from a zip), so a plain path
+#: does, without importing :mod:`importlib.resources` (and ``zipfile``) at every start.
+QUERIES = Path(__file__).resolve().parent / "queries"
 
 
 def compact(node_types: list[dict[str, Any]], grammar: dict[str, Any]) -> dict[str, Any]:
@@ -161,8 +165,7 @@ def parse(text: str) -> dict[str, Any]:
 @functools.cache
 def _entry(lang: str) -> dict[str, Any] | None:
     try:
-        text = (importlib.resources.files("ctxeval.truth") / "queries" / f"{lang}.kinds"
-                ).read_text(encoding="utf-8")
+        text = (QUERIES / f"{lang}.kinds").read_text(encoding="utf-8")
     except OSError:
         return None
     return parse(text)

@@ -3,7 +3,8 @@
 Metrics are defined on the base-commit version of every file (spec ``gold-and-repos.md``,
 "Repositories"), so nothing here ever reads a working tree that may have moved: a git repository
 is read through one long-lived ``git cat-file --batch`` per repository (no checkout, no CRLF
-conversion, no filters), with one ``git ls-tree -r -z`` per commit for the list of files. Plain
+conversion, no filters), with one ``git ls-tree -r -z`` per commit for the list of files (kept
+on disk by commit id when a :class:`~ctxeval.truth.cache.ListingCache` is given). Plain
 directories are read as they are, and say so when the commit cannot be checked.
 
 A :class:`RepoCache` lives for a whole run: one reader per repository, one tree index per
@@ -18,6 +19,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import threading
 import weakref
@@ -29,6 +31,7 @@ from types import TracebackType
 
 from ..errors import RepoError, excerpt
 from ..paths import PathIndex, normalise_path, split_repo
+from .cache import ListingCache
 from .gitproc import (
     DEFAULT_TIMEOUT,
     FETCH_FACTOR,
@@ -103,7 +106,10 @@ class _BlobCache:
 
 def _git_env(fetch: bool) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    # GIT_NO_REPLACE_OBJECTS: a commit is read as its id names it, never as a replace ref
+    # swaps it for (so its file list may be kept by that id, :class:`ListingCache`).
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0",
+               GIT_NO_REPLACE_OBJECTS="1")
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"):
         env.pop(var, None)
@@ -142,12 +148,25 @@ class _Tree:
         self.warnings = warnings
 
 
+def _committer_time(commit: bytes) -> int:
+    """The committer time in a commit object's header (0 when it has none)."""
+    for line in commit.split(b"\n"):
+        if not line:
+            break  # end of the header
+        if line.startswith(b"committer "):
+            parts = line.rsplit(b" ", 2)
+            return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else 0
+    return 0
+
+
 class _GitReader:
     """One repository's object reader: a single ``git cat-file --batch`` behind a lock."""
 
     def __init__(self, git_dir: Path, label: str, env: dict[str, str],
-                 deadlines: Deadlines | None = None) -> None:
+                 deadlines: Deadlines | None = None,
+                 listings: ListingCache | None = None) -> None:
         self.git_dir = git_dir
+        self.listings = listings
         self.label = label
         self._env = env
         self._deadlines = deadlines or Deadlines(DEFAULT_TIMEOUT)
@@ -225,26 +244,22 @@ class _GitReader:
         order in which versions of one path are best parsed, each from the one before."""
         got = self._times.get(commit_id)
         if got is None:
-            got = 0
             obj = self._ask(commit_id)
-            if obj is not None and obj[1] == "commit":
-                for line in obj[2].split(b"\n"):
-                    if not line:
-                        break  # end of the header
-                    if line.startswith(b"committer "):
-                        parts = line.rsplit(b" ", 2)
-                        got = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else 0
-            self._times[commit_id] = got
+            got = self._times[commit_id] = _committer_time(obj[2]) \
+                if obj is not None and obj[1] == "commit" else 0
         return got
 
     def commit_id(self, rev: str) -> str | None:
-        """The full id of commit ``rev`` in this repository, or None if it is not there."""
+        """The full id of commit ``rev`` in this repository, or None if it is not there
+        (its committer time is kept from the same answer)."""
         if rev in self._commits:
             return self._commits[rev]
         out = None
         if _SAFE_REV.match(rev):
             got = self._ask(f"{rev}^{{commit}}")
-            out = got[0] if got and got[1] == "commit" else None
+            if got and got[1] == "commit":
+                out = got[0]
+                self._times.setdefault(out, _committer_time(got[2]))
         self._commits[rev] = out
         return out
 
@@ -262,6 +277,10 @@ class _GitReader:
             return tree
 
     def _list(self, commit_id: str) -> _Tree:
+        if self.listings is not None:
+            kept = self.listings.get(commit_id)
+            if kept is not None:
+                return _Tree(*kept)
         self._check_hung()
         try:
             res = run_git(self._git("ls-tree", "-r", "-z", "--full-tree", commit_id),
@@ -286,7 +305,10 @@ class _GitReader:
                 links += 1
             elif kind == b"blob" and mode in _REGULAR_MODES:
                 blobs[_decode_name(raw, odd)] = oid.decode()
-        return _Tree(blobs, _skip_warnings(links, modules, odd))
+        warnings = _skip_warnings(links, modules, odd)
+        if self.listings is not None:
+            self.listings.put(commit_id, blobs, warnings)
+        return _Tree(blobs, warnings)
 
     def _loose(self, oid: str) -> bytes | None:
         """A blob stored as a loose object, read directly (no round trip to git); None when it is
@@ -563,14 +585,35 @@ def _safe_name(name: str) -> bool:
     return len(name.encode()) <= _NAME_MAX and _SAFE_NAME.match(name) is not None
 
 
+def _kind(path: str) -> int:
+    """The file type bits of ``path`` (0 when it cannot be stat'ed)."""
+    try:
+        return stat.S_IFMT(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return 0
+
+
 def _git_dir(p: Path) -> Path | None:
-    """The git directory of ``p`` (non-bare ``.git`` dir or file, or ``p`` itself if bare)."""
-    dot = p / ".git"
-    if dot.is_dir() or dot.is_file():
-        return dot
-    if (p / "HEAD").is_file() and (p / "objects").is_dir() and (p / "refs").is_dir():
+    """The git directory of ``p`` (non-bare ``.git`` dir or file, or ``p`` itself if bare).
+    Asked on every open (a repository may go away mid-run), so one ``stat`` per name."""
+    base = os.fspath(p)
+    if _kind(os.path.join(base, ".git")) in (stat.S_IFDIR, stat.S_IFREG):
+        return p / ".git"
+    if (_kind(os.path.join(base, "HEAD")) == stat.S_IFREG
+            and _kind(os.path.join(base, "objects")) == stat.S_IFDIR
+            and _kind(os.path.join(base, "refs")) == stat.S_IFDIR):
         return p
     return None
+
+
+def _reader_key(git_dir: Path) -> object:
+    """What names one repository however it is reached (links, ``..``): its device and
+    inode, one ``stat`` (the resolved path if that fails)."""
+    try:
+        st = os.stat(git_dir)
+    except OSError:
+        return git_dir.resolve()
+    return (st.st_dev, st.st_ino)
 
 
 class RepoCache:
@@ -580,15 +623,18 @@ class RepoCache:
     fetch_url = "https://github.com/{owner}/{name}.git"
 
     def __init__(self, repos_dir: Path | None, *, fetch: bool = False,
-                 cache_bytes: int = _CACHE_BYTES, git_timeout: float | None = None) -> None:
+                 cache_bytes: int = _CACHE_BYTES, git_timeout: float | None = None,
+                 listings: ListingCache | None = None) -> None:
         self.repos_dir = Path(repos_dir) if repos_dir is not None else None
+        #: Where commits' file lists are kept across evaluations (None: listed every run).
+        self.listings = listings
         self.fetch = fetch
         self._env = _git_env(fetch)
         #: Seconds a git request may take (:mod:`ctxeval.truth.gitproc`).
         self.git_timeout = timeout_from(git_timeout)
         self._deadlines = Deadlines(self.git_timeout)
         self._cache = _BlobCache(cache_bytes)
-        self._readers: dict[Path, _GitReader] = {}
+        self._readers: dict[object, _GitReader] = {}
         self._dirs: dict[Path, _DirTree] = {}
         self._lock = threading.Lock()
         self._clone_lock = threading.Lock()
@@ -626,21 +672,22 @@ class RepoCache:
                             field="base_commit")
         tried: list[str] = []
         missing_commit: list[str] = []
+        base = os.fspath(self.repos_dir)
 
         for rel in self._snapshot_candidates(instance_id, owner, name, commit):
             tried.append(rel + "/")
-            p = self.repos_dir / rel
-            if p.is_dir():
-                got = self._open_at(p, rel, repo, commit, plain_kind="snapshot")
+            if os.path.isdir(os.path.join(base, rel)):
+                got = self._open_at(self.repos_dir / rel, rel, repo, commit,
+                                    plain_kind="snapshot")
                 if got is not None:
                     return got
                 missing_commit.append(rel + "/")
 
         for rel in self._repo_candidates(owner, name):
             tried.append(rel + "/")
-            p = self.repos_dir / rel
-            if not p.is_dir():
+            if not os.path.isdir(os.path.join(base, rel)):
                 continue
+            p = self.repos_dir / rel
             if missing_commit and _git_dir(p) is None:
                 continue  # a git repository came first and lacks the commit
             got = self._open_at(p, rel, repo, commit, plain_kind="plain-dir")
@@ -743,12 +790,13 @@ class RepoCache:
         """The repository's reader, most recently used last; beyond :data:`_OPEN_READERS`
         the least recently used ones are stopped and forget their file lists (they restart
         on the next read), so that processes and memory stay bounded over many repositories."""
-        key = git_dir.resolve()
+        key = _reader_key(git_dir)
         idle: list[_GitReader] = []
         with self._lock:
             reader = self._readers.pop(key, None)
             if reader is None:
-                reader = _GitReader(key, rel, self._env, self._deadlines)
+                reader = _GitReader(git_dir.resolve(), rel, self._env, self._deadlines,
+                                    self.listings)
             self._readers[key] = reader
             running = [r for r in self._readers.values() if r.running and r is not reader]
             idle = running[:max(0, len(running) - (_OPEN_READERS - 1))]
@@ -801,7 +849,7 @@ class RepoCache:
                 gd = _git_dir(dest)
                 assert gd is not None
                 with self._lock:
-                    stale = self._readers.pop(gd.resolve(), None)
+                    stale = self._readers.pop(_reader_key(gd), None)
                 if stale is not None:
                     stale.close()
             got = self._open_at(dest, rel, repo, commit, plain_kind="plain-dir")
