@@ -338,7 +338,7 @@ def _no_ls_tree(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     asked: list[list[str]] = []
     real = repo_module.run_git
 
-    def run_git(cmd: list[str], **kw):  # noqa: ANN003, ANN202 - passes through
+    def run_git(cmd: list[str], **kw):
         if "ls-tree" in cmd:
             asked.append(cmd)
             raise AssertionError("git ls-tree was run")

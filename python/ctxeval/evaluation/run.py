@@ -24,9 +24,9 @@ from ..model import GoldInstance, Trajectory
 from ..reading.adapters import ReadOptions
 from ..reading.inputs import ReadResult, guess_instance_id, iter_input, list_inputs
 from ..reading.resolved import ResolvedTable, load_resolved
+from ..truth.cache import ListingCache
 from ..truth.extraction import SymbolExtractor, SymbolSettings
 from ..truth.gold import GoldSet, load_gold
-from ..truth.cache import ListingCache
 from ..truth.repo import RepoCache
 from ..truth.symbols import grammar_versions
 from .extract import ThreadExtractor

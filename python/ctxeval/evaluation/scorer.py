@@ -27,9 +27,9 @@ from ..model import Trajectory
 from ..reading.adapters import ReadOptions
 from ..reading.inputs import ReadResult, read_input
 from ..reading.records import Raw, RecordReader
+from ..truth.cache import ListingCache
 from ..truth.extraction import SymbolSettings
 from ..truth.gold import GoldSet, load_gold
-from ..truth.cache import ListingCache
 from ..truth.repo import RepoCache
 from .prepare.preparer import FinalPolicy
 from .ranking import DEFAULT_RANKING, RankingSettings
