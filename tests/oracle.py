@@ -295,3 +295,29 @@ def budget(files: list[OracleFile], views: list[tuple[int, int, int | None]],
     return {"lines": lines, "used": len(taken),
             "line": len(have & g) / len(g) if g else None,
             "file": len({f for f, _ in have} & gfiles) / len(gfiles) if gfiles else None}
+
+
+
+def definition_owners(spans: list[tuple[int, int]], functions: list[bool]
+                      ) -> tuple[list[int], list[int]]:
+    """Per definition of a file, on Python sets: its holders are the definitions whose span
+    holds its own (of equal spans, the first given holds the others); the module owner is the
+    outermost holder (itself when none), the function owner the outermost function among the
+    holders and itself (-1: none). For nested spans, as a tree's definitions are."""
+    n = len(spans)
+
+    def holds(j: int, i: int) -> bool:
+        if spans[j] == spans[i]:
+            return j < i
+        return spans[j][0] <= spans[i][0] and spans[i][1] <= spans[j][1]
+
+    def outermost(c: list[int]) -> int:
+        return min(c, key=lambda j: (spans[j][0], -spans[j][1], j))
+
+    module, function = [], []
+    for i in range(n):
+        holders = [j for j in range(n) if holds(j, i)]
+        module.append(outermost(holders) if holders else i)
+        fns = [j for j in [*holders, i] if functions[j]]
+        function.append(outermost(fns) if fns else -1)
+    return module, function

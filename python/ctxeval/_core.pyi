@@ -127,6 +127,13 @@ def rank_scores(pred: Sequence[int], gold: Sequence[int], ks: Sequence[int],
     "recall", "precision", "ndcg", "map"}, ...], "mrr", "first_hit", "gold_size",
     "pred_size"}``; every value None when the gold is empty (see ``ranking.rs``)."""
 
+def definition_owners(spans: Sequence[tuple[int, int]], functions: Sequence[bool]
+                      ) -> tuple[list[int], list[int]]:
+    """Per definition of a file (byte spans, and whether each is of a function kind): the
+    index of the outermost definition holding it (itself when none does) and of the
+    outermost function among those and itself (-1: none); of equal spans the first given
+    holds the others (see ``ranking.rs``)."""
+
 def lines_normalize(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]: ...
 def lines_from_numbers(lines: Sequence[int]) -> list[tuple[int, int]]: ...
 def lines_union(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]

@@ -148,3 +148,36 @@ def test_engine_budget_of_declared_lines(case, lines):
 def test_no_ranking_input_gives_no_block():
     got = _core.evaluate_instance({"files": [], "steps": []}, "strict")
     assert got["ranking"] is None
+
+
+@st.composite
+def nested_spans(draw: st.DrawFn) -> tuple[list[tuple[int, int]], list[bool]]:
+    """The definitions of a file as a tree gives them: spans nested or apart (some equal,
+    as a node and its only child can be), in any order, some of them functions."""
+    spans: list[tuple[int, int]] = []
+
+    def grow(start: int, end: int, depth: int) -> None:
+        at = start
+        for _ in range(draw(st.integers(0, 3 if depth < 3 else 0))):
+            if at >= end:
+                break
+            s = draw(st.integers(at, end))
+            e = draw(st.integers(s, end))
+            spans.append((s, e))
+            if draw(st.booleans()):
+                spans.append((s, e))  # an equal span
+            grow(s, e, depth + 1)
+            at = e + 1
+
+    grow(0, draw(st.integers(0, 400)), 0)
+    order = draw(st.permutations(range(len(spans))))
+    return [spans[k] for k in order], draw(st.lists(st.booleans(), min_size=len(spans),
+                                                    max_size=len(spans)))
+
+
+@LAWS
+@given(nested_spans())
+def test_definition_owners_match_the_set_oracle(case) -> None:
+    spans, functions = case
+    assert _core.definition_owners(spans, functions) == oracle.definition_owners(spans,
+                                                                                  functions)

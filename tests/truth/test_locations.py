@@ -4,6 +4,7 @@ rule of docs/metrics.md ("Ranked localisation metrics") on a small file written 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,25 @@ def _patch_hunks(path: str, old: str, new: str) -> str:
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                  f"a/{path}", f"b/{path}", n=1)
     return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+
+
+SAMPLES = sorted((Path(__file__).resolve().parents[2] / "fixtures" / "symbols").iterdir())
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+def test_names_of_real_definitions_follow_the_set_oracle(sample: Path) -> None:
+    """Which definitions hold which, in every language's sample: the module name of a
+    definition is its outermost holder's, its function name its outermost function's (the
+    set-based oracle of ``tests/oracle.py`` over the same spans)."""
+    import oracle
+    from ctxeval.truth.locations import is_function_kind
+
+    defs = extract(sample.read_bytes(), sample.name)
+    assert defs
+    spans = [(d.start_byte, d.end_byte) for d in defs]
+    modules, functions = oracle.definition_owners(spans, [is_function_kind(d.kind)
+                                                          for d in defs])
+    names = FileNames(sample.name, defs)
+    assert names.module == [defs[k].name or None for k in modules]
+    assert names.function == [(defs[k].qualified_name or defs[k].name or None) if k >= 0
+                              else None for k in functions]

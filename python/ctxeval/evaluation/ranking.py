@@ -186,7 +186,8 @@ class Ranker:
         got = self.cache.get(key)
         if got is None:
             snap = table.snap
-            names = FileNames(f.path, f.defs, lambda: file_lines(snap.read(f.path) or b""))
+            names = FileNames(f.path, f.defs, lambda: file_lines(snap.read(f.path) or b""),
+                              spans=f.spans)
             got = _Names(names, self._items(f.path, names.module),
                          self._items(f.path, names.function))
             self.cache[key] = got
@@ -200,13 +201,18 @@ class Ranker:
             return Locations(list(loc.files), list(loc.modules), list(loc.functions)), "dataset"
         snap = table.snap
         if gold.gold_kind == "patch" and gold.patch:
-            try:
-                locs = edit_locations(gold.patch)
-            except PatchError:  # unreadable: the row's warnings say so already
+            # the same patch (every run's row of an instance) is parsed once
+            locs = self.cache.get(("rankpatch", gold.patch))
+            if locs is None:
+                try:
+                    locs = edit_locations(gold.patch)
+                except PatchError:  # unreadable: the row's warnings say so already
+                    locs = False
+                self.cache[("rankpatch", gold.patch)] = locs
+            if locs is False:
                 return Locations(), "patch"
             # the same patch on the same file versions has the same gold
-            key = ("rankgold", hashlib.sha1(gold.patch.encode()).hexdigest(),
-                   tuple(snap.blob_id(p) for p in locs.files))
+            key = ("rankgold", gold.patch, tuple(snap.blob_id(p) for p in locs.files))
             got = self.cache.get(key)
             if got is None:
                 got = self.cache[key] = patch_locations(locs, snap.read, self._definitions)

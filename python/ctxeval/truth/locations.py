@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from .. import _core
 from .patches import EditLocations, FileEdit, Hunk
 from .symbols import Definition
 
@@ -64,6 +65,16 @@ def is_function_kind(kind: str) -> bool:
         or kind == "init_declaration"
 
 
+#: :func:`is_function_kind` of the kinds met so far (a file has thousands of definitions of a
+#: few kinds).
+_FUNCTION_KINDS: dict[str, bool] = {}
+
+
+def _function_kind(kind: str) -> bool:
+    _FUNCTION_KINDS[kind] = got = is_function_kind(kind)
+    return got
+
+
 @dataclass(frozen=True, slots=True)
 class Locations:
     """Gold items per level, in first-met order, each once."""
@@ -76,35 +87,31 @@ class Locations:
 class FileNames:
     """The module and function names of a file's definitions, and of each of its lines.
 
-    ``defs`` are the file's definitions (any order); ``text`` its lines (or a function giving
-    them), needed only to name lines: Python decorators are outside tree-sitter's definition
-    node, and found in the text. The names of the definitions are computed at once, those of
-    lines on the first :meth:`at_line` (the rankings of trajectories need only the former).
+    ``defs`` are the file's definitions (any order), ``spans`` their byte spans when the caller
+    has them already; ``text`` its lines (or a function giving them), needed only to name
+    lines: Python decorators are outside tree-sitter's definition node, and found in the text.
+    The names of the definitions are computed at once (which definitions hold which: the
+    native core's :func:`~ctxeval._core.definition_owners`), those of lines on the first
+    :meth:`at_line` (the rankings of trajectories need only the former).
     """
 
     def __init__(self, path: str, defs: Sequence[Definition],
-                 text: Sequence[str] | Callable[[], Sequence[str]] | None = None) -> None:
+                 text: Sequence[str] | Callable[[], Sequence[str]] | None = None,
+                 spans: Sequence[tuple[int, int]] | None = None) -> None:
         self.path = path
-        self.defs = list(defs)
+        self.defs = defs = list(defs)
         self._text = text
-        order = sorted(range(len(defs)), key=lambda i: (defs[i].start_byte, -defs[i].end_byte))
+        if spans is None:
+            spans = [(d.start_byte, d.end_byte) for d in defs]
+        kinds = _FUNCTION_KINDS
+        modules, functions = _core.definition_owners(
+            spans, [kinds[d.kind] if d.kind in kinds else _function_kind(d.kind)
+                    for d in defs])
         #: Per definition (in ``defs`` order): its module name and function name (None: none).
-        self.module: list[str | None] = [None] * len(defs)
-        self.function: list[str | None] = [None] * len(defs)
-        # enclosing definitions, outermost first, and the outermost function among them
-        stack: list[tuple[int, int | None]] = []
-        for i in order:
-            d = defs[i]
-            while stack and not _contains(defs[stack[-1][0]], d):
-                stack.pop()
-            outer_fn = stack[-1][1] if stack else None
-            if outer_fn is None and is_function_kind(d.kind):
-                outer_fn = i
-            self.module[i] = defs[stack[0][0] if stack else i].name or None
-            if outer_fn is not None:
-                f = defs[outer_fn]
-                self.function[i] = f.qualified_name or f.name or None
-            stack.append((i, outer_fn))
+        self.module: list[str | None] = [defs[k].name or None for k in modules]
+        self.function: list[str | None] = [
+            (defs[k].qualified_name or defs[k].name or None) if k >= 0 else None
+            for k in functions]
         self._spans: tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]] | None = None
 
     def _line_spans(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
@@ -140,10 +147,6 @@ class FileNames:
 
     def function_names(self) -> set[str]:
         return {n for n in self.function if n}
-
-
-def _contains(outer: Definition, inner: Definition) -> bool:
-    return outer.start_byte <= inner.start_byte and inner.end_byte <= outer.end_byte
 
 
 def _outermost(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

@@ -76,6 +76,44 @@ pub fn distinct(v: &[u32]) -> Vec<u32> {
     v.iter().copied().filter(|x| seen.insert(*x)).collect()
 }
 
+/// The owners of a file's definitions, given as byte spans (`functions[i]`: whether
+/// definition `i` is of a function kind): per definition, the outermost definition holding
+/// it (itself when none does), whose name is its module item, and the outermost function
+/// among those holding it and itself (`None` when there is none), whose name is its
+/// function item. A span holds another when it starts no later and ends no earlier; of equal
+/// spans the first given holds the others.
+pub fn definition_owners(
+    spans: &[(u64, u64)],
+    functions: &[bool],
+) -> (Vec<usize>, Vec<Option<usize>>) {
+    let n = spans.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    // stable: of equal spans the first given comes first, and so holds the others
+    order.sort_by_key(|&i| (spans[i].0, std::cmp::Reverse(spans[i].1)));
+    let mut module = vec![0; n];
+    let mut function = vec![None; n];
+    // the definitions holding the current one, outermost first, each with its outermost
+    // function
+    let mut stack: Vec<(usize, Option<usize>)> = Vec::new();
+    for &i in &order {
+        let (start, end) = spans[i];
+        while let Some(&(top, _)) = stack.last() {
+            if spans[top].0 <= start && end <= spans[top].1 {
+                break;
+            }
+            stack.pop();
+        }
+        let mut outer_fn = stack.last().and_then(|&(_, f)| f);
+        if outer_fn.is_none() && functions.get(i).copied().unwrap_or(false) {
+            outer_fn = Some(i);
+        }
+        module[i] = stack.first().map_or(i, |&(top, _)| top);
+        function[i] = outer_fn;
+        stack.push((i, outer_fn));
+    }
+    (module, function)
+}
+
 /// Ranked metrics of `pred` (in rank order) against `gold`, at each `k` of `ks`.
 ///
 /// A `k` of 0 has every metric `None` (nothing is ranked within it).
@@ -508,6 +546,35 @@ pub(crate) fn clean_lines(files: &[crate::engine::FileInfo], vs: &ViewSet) -> Fi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn owners_by_hand() {
+        // class A (0..100) { def f (10..50) { def g (20..30) } ; x (60..70) } ; def h (100..120);
+        // a duplicate of g; a variable y (130..140) at top level
+        let spans = [
+            (0, 100),
+            (10, 50),
+            (20, 30),
+            (60, 70),
+            (100, 120),
+            (20, 30),
+            (130, 140),
+        ];
+        let functions = [false, true, true, false, true, true, false];
+        let (module, function) = definition_owners(&spans, &functions);
+        assert_eq!(module, vec![0, 0, 0, 0, 4, 0, 6]);
+        assert_eq!(
+            function,
+            vec![None, Some(1), Some(1), None, Some(4), Some(1), None]
+        );
+        // given in another order: the same owners, by position
+        let (m, f) = definition_owners(&[(20, 30), (0, 100), (10, 50)], &[true, false, true]);
+        assert_eq!((m, f), (vec![1, 1, 1], vec![Some(2), None, Some(2)]));
+        // equal spans: the first given holds the second
+        let (m, f) = definition_owners(&[(5, 9), (5, 9)], &[false, true]);
+        assert_eq!((m, f), (vec![0, 0], vec![None, Some(1)]));
+        assert_eq!(definition_owners(&[], &[]), (vec![], vec![]));
+    }
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-12)

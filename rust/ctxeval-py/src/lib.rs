@@ -490,6 +490,19 @@ fn rank_scores<'py>(
     scores_dict(py, &s)
 }
 
+/// The owners of a file's definitions (see `ctxeval/_core.pyi`): -1 for no function.
+#[pyfunction]
+fn definition_owners(spans: Vec<(u64, u64)>, functions: Vec<bool>) -> (Vec<i64>, Vec<i64>) {
+    let (module, function) = core::ranking::definition_owners(&spans, &functions);
+    (
+        module.into_iter().map(|k| k as i64).collect(),
+        function
+            .into_iter()
+            .map(|k| k.map_or(-1, |k| k as i64))
+            .collect(),
+    )
+}
+
 /// Score one instance (see `ctxeval/_core.pyi` for the input shape).
 #[pyfunction]
 #[pyo3(signature = (instance, preset="strict"))]
@@ -937,6 +950,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_batch, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(rank_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(definition_owners, m)?)?;
     m.add_function(wrap_pyfunction!(lines_normalize, m)?)?;
     m.add_function(wrap_pyfunction!(lines_from_numbers, m)?)?;
     m.add_function(wrap_pyfunction!(lines_union, m)?)?;

@@ -101,6 +101,8 @@ class _File:
     lang_path: str = ""
     index: Any = None
     defs: list[Definition] = field(default_factory=list)
+    #: The definitions' byte spans, shared by every instance at this blob (the engine's input).
+    spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -132,10 +134,12 @@ def unique_definitions(defs: list[Definition]) -> list[Definition]:
 
 
 def indexed_file(snap: RepoSnapshot, symbols: SymbolExtractor, cache: LruCache | dict,
-                 path: str, preset: str, lang_path: str | None = None) -> tuple[Any, list]:
-    """Line index and definitions of a repo file, cached by blob id and extension (the same
-    bytes under another extension parse as another language). ``lang_path`` names the file
-    for the language when it differs from ``path``."""
+                 path: str, preset: str, lang_path: str | None = None
+                 ) -> tuple[Any, list, list[tuple[int, int]]]:
+    """Line index, definitions and their byte spans (what the engine takes of them) of a repo
+    file, cached by blob id and extension (the same bytes under another extension parse as
+    another language). ``lang_path`` names the file for the language when it differs from
+    ``path``."""
     name = (lang_path or path).rsplit("/", 1)[-1]
     blob = snap.blob_id(path) or f"path:{path}"
     key = (blob, name.rsplit(".", 1)[-1].lower() if "." in name else "")
@@ -143,7 +147,7 @@ def indexed_file(snap: RepoSnapshot, symbols: SymbolExtractor, cache: LruCache |
     if cached is None:
         data = snap.read(path) or b""
         defs = unique_definitions(symbols.get(blob, data, lang_path or path, preset) or [])
-        cached = (_core.LineIndex(data), defs)
+        cached = (_core.LineIndex(data), defs, [(d.start_byte, d.end_byte) for d in defs])
         cache[key] = cached
     return cached
 
@@ -312,12 +316,13 @@ class FileTable:
         """Read, index and find the definitions of every existing file not loaded yet."""
         for f in self.files:
             if f.exists and f.index is None:
-                f.index, f.defs = indexed_file(self.snap, self.symbols, self.index_cache,
-                                               f.path, self.preset, lang_path=f.lang_path)
+                f.index, f.defs, f.spans = indexed_file(
+                    self.snap, self.symbols, self.index_cache, f.path, self.preset,
+                    lang_path=f.lang_path)
 
     def to_core(self) -> list[dict[str, Any]]:
         return [
-            {"index": f.index, "symbols": [(d.start_byte, d.end_byte) for d in f.defs]}
+            {"index": f.index, "symbols": f.spans}
             for f in self.files
         ]
 
@@ -482,14 +487,20 @@ class Preparer(PreparerBase):
         (the same object when every hunk applies where its header says), with what the row's
         warnings must say: an unreadable patch, or hunks that apply at an offset.
 
-        Placing reads and splits every file the patch touches; the same patch on the same
-        file versions (each run's row of an instance) is placed once."""
+        Placing reads and splits every file the patch touches; the same patch (each run's
+        row of an instance) is parsed once, and placed once on the same file versions."""
         if not gold.patch:
             return None, []
-        try:
-            written = edit_locations(gold.patch, origin="gold patch")
-        except PatchError as exc:
-            return None, [f"gold patch: {exc}"]
+        parsed = self.index_cache.get(("goldpatch", gold.patch))
+        if parsed is None:
+            try:
+                parsed = edit_locations(gold.patch, origin="gold patch")
+            except PatchError as exc:
+                parsed = f"gold patch: {exc}"
+            self.index_cache[("goldpatch", gold.patch)] = parsed
+        if isinstance(parsed, str):
+            return None, [parsed]
+        written = parsed
         key = ("goldplaced", gold.patch,
                tuple(snap.blob_id(p) for p in written.files))
         got = self.index_cache.get(key)
