@@ -11,11 +11,13 @@ Run as a script it is the child that evaluates through the Python API instead of
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ctxeval.truth.repo import RepoCache
@@ -79,6 +81,22 @@ def child_env() -> dict[str, str]:
 def one_cpu() -> None:
     """Pins the calling process (and its threads and git children) to one CPU."""
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+@contextlib.contextmanager
+def on_the_pinned_cpu() -> Iterator[None]:
+    """This process on the CPU :func:`one_cpu` pins to, meanwhile: a figure it is compared
+    with is then taken on the same CPU (a shared machine's CPUs are not equally fast from
+    minute to minute: one may be lent to a neighbour while the other is not)."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    was = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(was)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, was)
 
 
 def timed(cmds: list[list[str]], pinned: bool = False) -> float:
