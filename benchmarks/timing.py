@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -102,14 +103,23 @@ def on_the_pinned_cpu() -> Iterator[None]:
 def timed(cmds: list[list[str]], pinned: bool = False) -> float:
     """Wall seconds for ``cmds`` run concurrently (one process each); ``pinned``: each pinned
     to one CPU, with its threads and git children."""
+    return timed_cpu(cmds, pinned)[0]
+
+
+def timed_cpu(cmds: list[list[str]], pinned: bool = False) -> tuple[float, float]:
+    """:func:`timed`, and the CPU seconds (user and system) of the processes and of their
+    children (git): on a shared machine the time a CPU is lent to a neighbour (steal) shows in
+    the wall seconds only."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     procs = [subprocess.Popen(c, env=child_env(), preexec_fn=one_cpu if pinned else None)
              for c in cmds]
     codes = [p.wait() for p in procs]
     dt = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if any(codes):
         raise SystemExit(f"evaluation failed: {codes}")
-    return dt
+    return dt, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
