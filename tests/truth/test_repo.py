@@ -286,33 +286,6 @@ def test_packed_objects(tmp_path: Path) -> None:
         assert snap.read_many(sorted(BASE)) == BASE
 
 
-def test_symlink_submodule_and_non_utf8_names(tmp_path: Path) -> None:
-    repos = tmp_path / "repos"
-    root = repos / "acme__odd"
-    root.mkdir(parents=True)
-    git(root, "init", "-q")
-    write(root, {"real.py": b"x = 1\n"})
-    os.symlink("real.py", root / "link.py")
-    (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin-1 name\n")
-    git(root, "add", "-A")
-    some_commit = git(root, "hash-object", "-t", "commit", "-w", "--stdin",
-                      data=b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"
-                           b"author a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n")
-    git(root, "update-index", "--add", "--cacheinfo", f"160000,{some_commit},vendor/sub")
-    git(root, "commit", "-q", "-m", "odd")
-    base = git(root, "rev-parse", "HEAD")
-    assert "160000" in git(root, "ls-tree", "-r", base)  # the gitlink is really there
-    with RepoCache(repos) as cache:
-        snap = cache.open(instance_id="odd-1", repo="acme/odd", commit=base)
-        assert snap.files() == frozenset({"real.py", "caf\\xe9.txt"})
-        assert snap.read("link.py") is None and not snap.exists("link.py")
-        assert snap.read("vendor/sub") is None
-        assert snap.read("caf\\xe9.txt") == b"latin-1 name\n"
-        assert snap.resolve("/testbed/link.py") is None
-        text = " ".join(snap.warnings)
-        assert "1 symbolic link" in text and "1 submodule" in text and "not UTF-8" in text
-
-
 def _odd_repo(repos: Path) -> str:
     """A repository whose commit holds a symbolic link, a submodule and a non-UTF-8 name
     (what a file list leaves out, with warnings); its commit id."""
@@ -329,6 +302,21 @@ def _odd_repo(repos: Path) -> str:
     git(root, "update-index", "--add", "--cacheinfo", f"160000,{some_commit},vendor/sub")
     git(root, "commit", "-q", "-m", "odd")
     return git(root, "rev-parse", "HEAD")
+
+
+def test_symlink_submodule_and_non_utf8_names(tmp_path: Path) -> None:
+    repos = tmp_path / "repos"
+    base = _odd_repo(repos)
+    assert "160000" in git(repos / "acme__odd", "ls-tree", "-r", base)  # the gitlink is there
+    with RepoCache(repos) as cache:
+        snap = cache.open(instance_id="odd-1", repo="acme/odd", commit=base)
+        assert snap.files() == frozenset({"real.py", "pkg/mod.py", "caf\\xe9.txt"})
+        assert snap.read("link.py") is None and not snap.exists("link.py")
+        assert snap.read("vendor/sub") is None
+        assert snap.read("caf\\xe9.txt") == b"latin-1 name\n"
+        assert snap.resolve("/testbed/link.py") is None
+        text = " ".join(snap.warnings)
+        assert "1 symbolic link" in text and "1 submodule" in text and "not UTF-8" in text
 
 
 def _no_ls_tree(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
