@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -265,3 +268,43 @@ def test_every_help_fits_a_terminal(cmd, capsys, monkeypatch):
     assert main([cmd, "--help"] if cmd else ["--help"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 100, cmd
+
+
+def _command(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``ctxeval ARGV`` as the command runs it (:func:`ctxeval.cli.run`), in a fresh process
+    with no unbuffered streams, and an exit handler that says when it runs."""
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: print('exit handlers ran', file=sys.stderr))\n"
+              "from ctxeval.cli import run\n"
+              f"sys.argv = ['ctxeval', *{list(argv)!r}]\n"
+              "run()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, check=False)
+
+
+def test_the_command_ends_at_once_after_a_local_evaluation_with_everything_written(tmp_path):
+    """After a local evaluation the command's process ends without freeing its caches (the
+    exit handlers do not run): the rows, on standard output or in ``--out``, the metadata and
+    the summary are all there, and the exit code is the command's. Other commands, and the
+    API, end as usual."""
+    from ctxeval.evaluation import run as evaluation_run
+
+    ex = Path(__file__).resolve().parent.parent / "fixtures" / "example"
+    args = ["evaluate", "--gold", str(ex / "gold.jsonl"), "--repos", str(ex / "repos"),
+            "--run", f"a={ex / 'runs' / 'agent-a.jsonl'}", "--no-cache"]
+    out = tmp_path / "r.jsonl"
+    to_file = _command(*args, "--out", str(out))
+    assert to_file.returncode == 0, to_file.stderr
+    assert "exit handlers ran" not in to_file.stderr and "rows: 2 ok" in to_file.stderr
+    rows = out.read_bytes()
+    assert rows.count(b"\n") == 2 and out.with_name("r.jsonl.meta.json").is_file()
+    to_stdout = _command(*args, "--out", "-", "-q")
+    assert to_stdout.returncode == 0 and to_stdout.stdout.encode() == rows
+    failed = _command(*args[:1], "--gold", str(tmp_path / "missing.jsonl"), *args[3:],
+                      "--out", str(tmp_path / "x.jsonl"))
+    assert failed.returncode == 1 and "missing.jsonl" in failed.stderr
+    assert "exit handlers ran" in failed.stderr  # nothing was evaluated: the usual exit
+    report = _command("report", str(out))
+    assert report.returncode == 0 and "exit handlers ran" in report.stderr
+    assert evaluation_run.kept_until_exit is None  # in-process (the API, main()): freed

@@ -1,7 +1,5 @@
 """``python -m ctxeval``: the same as the ``ctxeval`` command."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ._core import __version__
 
@@ -165,6 +165,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             summary = evaluate_ray(**options, jobs=args.actors, address=args.address,
                                    views=args.views, ranking=ranking)
         else:
+            if _ENDS_WITH_COMMAND:
+                from .evaluation import run as evaluation_run
+
+                evaluation_run.kept_until_exit = []  # left to the OS: see run()
             summary = evaluate(**options, jobs=args.jobs, views=args.views, ranking=ranking)
     except ResumeConflict as exc:  # what to do instead is the user's choice: a usage error
         _err(str(exc))
@@ -671,6 +675,31 @@ def _on_termination() -> dict[int, Any]:
         if sig is not None and signal.getsignal(sig) in (signal.SIG_DFL, None):
             replaced[sig] = signal.signal(sig, _raise_terminated)
     return replaced
+
+
+#: Whether the process ends when the command returns (:func:`run`).
+_ENDS_WITH_COMMAND = False
+
+
+def run() -> NoReturn:
+    """The ``ctxeval`` command (and ``python -m ctxeval``): :func:`main`, then the process
+    ends.
+
+    After a local evaluation it ends at once (``os._exit``): every output is written, closed
+    and flushed by then, the ``git`` readers stopped and the threads joined, and what is left
+    (parse trees, caches: :data:`ctxeval.evaluation.run.kept_until_exit`) is the operating
+    system's to reclaim, not the interpreter's to free object by object. Any other command
+    exits as usual (the Ray engine's clean-up, for one, runs at exit)."""
+    global _ENDS_WITH_COMMAND
+    _ENDS_WITH_COMMAND = True
+    code = main()
+    evaluation = sys.modules.get("ctxeval.evaluation.run")
+    if evaluation is None or not evaluation.kept_until_exit:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader gone: nothing more to say
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
