@@ -288,7 +288,7 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
     blobs = touched_blobs(wl)
     mb = sum(len(d) for _o, _p, d in blobs) / 1e6
     with on_the_pinned_cpu():
-        floor, first_floor_cpu = parse_floor_times(blobs)
+        floor = parse_floor(blobs)
         inc_floor = incremental_floor(blobs)
     kind = meta.get("kind", "synthetic")
     print(f"workload ({kind}{', ' + meta['repo'] if 'repo' in meta else ''}): "
@@ -342,9 +342,13 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
         "warm, -j 2": (cmd("warm2", str(cache), True, 2), False),
     }
     times: dict[str, float] = {}
-    # the pinned run's CPU seconds (its process tree's) against the floor's: the ratio steal
-    # time cannot move
-    pinned_cpu, floor_cpu = float("inf"), first_floor_cpu
+    # The ratios to the floor take the floor passes of the cold rounds only, one per round
+    # beside the cold configurations, each the best of as many passes as they are: the least
+    # of more passes, or of passes from other minutes, would compare the floor's fastest
+    # minute with the evaluations' usual ones. The pinned run's CPU seconds (its process
+    # tree's) against the floor's: the ratio steal time cannot move.
+    pinned_cpu, floor_cpu = float("inf"), float("inf")
+    floor = float("inf")
 
     def floor_pass() -> float:
         nonlocal floor_cpu
@@ -366,9 +370,8 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
     for k in range(repeat):
         for label, (of, one) in warm.items():
             times[label] = min(times.get(label, float("inf")), timed([of(k)], one))
-        floor = min(floor, floor_pass())
     ceiling = sum(ceilings) / len(ceilings)
-    print(f"parse floor, least of {2 * repeat + 3} passes spread over the run, on the CPU the "
+    print(f"parse floor, least of the {repeat} passes of the cold rounds, on the CPU the "
           f"pinned runs use: {floor:.2f}s")
     for label in [*cold, *warm]:
         report(label, times[label])
