@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -279,8 +280,32 @@ def memory(counts: list[int], seed: int, repos: int | None, jobs: int) -> None:
 
 # ---------------------------------------------------------------------------------------------
 
-def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None) -> None:
-    """Every figure of one workload, in one run."""
+Timing = Callable[[], tuple[float, float]]
+
+
+def paired(evaluation: Timing, against: Timing, n: int) -> list[tuple[float, float]]:
+    """``n`` pairs, each ``evaluation`` then ``against`` at once: per pair the ratio of their
+    wall seconds and of their CPU seconds. On a shared machine whose speed moves by a fifth
+    from one minute to the next, the spread of ratios taken seconds apart says more than one
+    ratio of two figures each the least of its own minutes."""
+    out = []
+    for _ in range(n):
+        wall, cpu = evaluation()
+        wall_b, cpu_b = against()
+        out.append((wall / wall_b, cpu / cpu_b))
+    return out
+
+
+def _spread(label: str, ratios: list[float], target: str, met: Callable[[float], bool]) -> None:
+    r = sorted(ratios)
+    print(f"  {label}: median {statistics.median(r):.2f}, range {r[0]:.2f} to {r[-1]:.2f}; "
+          f"{sum(map(met, r))} of {len(r)} pairs {target}")
+
+
+def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None,
+            pairs: int = 0) -> None:
+    """Every figure of one workload, in one run; ``pairs``: then the paired ratios of the
+    targets (:func:`paired`)."""
     meta = json.loads((wl / "workload.json").read_text())
     gold = wl / "gold.jsonl"
     runs = sorted((wl / "runs").glob("*.jsonl"))
@@ -393,6 +418,22 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
     print(f"-j 2 / -j 1 (warm):      "
           f"{results['warm, -j 1 (disk cache filled)'] / results['warm, -j 2']:.2f}")
     print(f"cold / warm:             {c1 / results['warm, -j 1 (disk cache filled)']:.2f}")
+    if pairs:
+        print(f"paired ratios ({pairs} pairs each, taken one after the other):")
+        if pin:
+            def floor_on_pin() -> tuple[float, float]:
+                with on_the_pinned_cpu():
+                    return parse_floor_times(blobs, repeat=1)
+
+            got = paired(lambda: timed_cpu([cold["cold, -j 1, pinned to one CPU"][0](0)], True),
+                         floor_on_pin, pairs)
+            _spread("pinned / parse floor, wall", [w for w, _c in got], "<= 1.5",
+                    lambda x: x <= 1.5)
+            _spread("pinned / parse floor, CPU", [c for _w, c in got], "<= 1.5",
+                    lambda x: x <= 1.5)
+        got = paired(lambda: timed_cpu([cold["cold, -j 1 (default: incremental)"][0](0)]),
+                     lambda: timed_cpu([cold["cold, -j 2"][0](0)]), pairs)
+        _spread("-j 1 / -j 2, wall", [w for w, _c in got], ">= 1.6", lambda x: x >= 1.6)
     if reference is not None:
         from reference import run_reference
 
@@ -422,6 +463,9 @@ def main() -> None:
     ap.add_argument("--repos", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per figure (best kept)")
+    ap.add_argument("--pairs", type=int, default=0, metavar="N",
+                    help="then N pairs of the pinned run and a floor pass, and of -j 1 and "
+                         "-j 2, one after the other: the spread of their ratios")
     ap.add_argument("--reference-python", help="the published evaluator's Python "
                     "(benchmarks/reference.md); with --reference-source, it is timed too")
     ap.add_argument("--reference-source", type=Path)
@@ -445,15 +489,15 @@ def main() -> None:
 
             wl = tmp / "real"
             real_generate(a.real, wl, repo=a.repo, instances=a.real_instances, runs=a.runs)
-            measure(wl, tmp / "m-real", a.repeat, reference)
+            measure(wl, tmp / "m-real", a.repeat, reference, a.pairs)
             print()
         if a.workload is not None:
-            measure(a.workload, tmp / "m-given", a.repeat, reference)
+            measure(a.workload, tmp / "m-given", a.repeat, reference, a.pairs)
         elif a.real is None or a.synthetic:
             wl = tmp / "synthetic"
             generate(wl, instances=a.instances, runs=a.runs, repos=a.repos, seed=a.seed)
             print("second case, synthetic (benchmarks/workload.py):")
-            measure(wl, tmp / "m-synth", a.repeat, reference)
+            measure(wl, tmp / "m-synth", a.repeat, reference, a.pairs)
 
 
 if __name__ == "__main__":
