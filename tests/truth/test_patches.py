@@ -290,3 +290,18 @@ def test_edit_locations_agree_with_unidiff_on_every_real_patch():
                 assert set(fe.lines) == locs, (rec["instance_id"], path)
                 compared += 1
     assert compared > 600
+
+
+def test_a_patch_kept_in_a_cache_is_parsed_once_and_its_error_kept_too() -> None:
+    from ctxeval.truth.patches import kept_edit_locations
+
+    patch = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
+             "@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n")
+    cache: dict = {}
+    first = kept_edit_locations(cache, patch, "gold patch")
+    assert first == edit_locations(patch) and kept_edit_locations(cache, patch, "gold patch") \
+        is first
+    bad = kept_edit_locations(cache, "@@ -1 +1 @@\n-x\n+y\n", "gold patch")
+    assert isinstance(bad, PatchError) and bad.path == "gold patch"
+    assert kept_edit_locations(cache, "@@ -1 +1 @@\n-x\n+y\n", "gold patch") is bad
+    assert len(cache) == 2

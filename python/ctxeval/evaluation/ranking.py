@@ -36,7 +36,7 @@ from ..model import RANKING_LEVELS, GoldInstance, Trajectory
 from ..paths import normalise_path
 from ..truth.extraction import SymbolExtractor
 from ..truth.locations import FileNames, Locations, context_locations, file_lines, patch_locations
-from ..truth.patches import edit_locations
+from ..truth.patches import edit_locations, kept_edit_locations
 from ..truth.symbols import Definition, resolve_name
 
 #: The cut-offs of the ranked metrics unless ``--k`` says otherwise.
@@ -201,15 +201,9 @@ class Ranker:
             return Locations(list(loc.files), list(loc.modules), list(loc.functions)), "dataset"
         snap = table.snap
         if gold.gold_kind == "patch" and gold.patch:
-            # the same patch (every run's row of an instance) is parsed once
-            locs = self.cache.get(("rankpatch", gold.patch))
-            if locs is None:
-                try:
-                    locs = edit_locations(gold.patch)
-                except PatchError:  # unreadable: the row's warnings say so already
-                    locs = False
-                self.cache[("rankpatch", gold.patch)] = locs
-            if locs is False:
+            # parsed once, with the preparer's reading of it (the same cache)
+            locs = kept_edit_locations(self.cache, gold.patch, "gold patch")
+            if isinstance(locs, PatchError):  # unreadable: the row's warnings say so already
                 return Locations(), "patch"
             # the same patch on the same file versions has the same gold
             key = ("rankgold", gold.patch, tuple(snap.blob_id(p) for p in locs.files))

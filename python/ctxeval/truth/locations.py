@@ -33,6 +33,7 @@ Pure: the callers read files and definitions (the evaluation stage, which has th
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -57,22 +58,13 @@ _DECORATED = (".py", ".pyi")
 _CLOSERS = re.compile(r"^[)\]}]+,?\s*$")
 
 
+@functools.cache  # a file has thousands of definitions of a few kinds
 def is_function_kind(kind: str) -> bool:
     """Whether a definition kind (a tree-sitter node type) is a function, method or
     constructor in some language (``function_definition``, ``method_declaration``,
     ``arrow_function``, ``constructor_declaration``, Swift's ``init_declaration``, ...)."""
     return "function" in kind or "method" in kind or "constructor" in kind \
         or kind == "init_declaration"
-
-
-#: :func:`is_function_kind` of the kinds met so far (a file has thousands of definitions of a
-#: few kinds).
-_FUNCTION_KINDS: dict[str, bool] = {}
-
-
-def _function_kind(kind: str) -> bool:
-    _FUNCTION_KINDS[kind] = got = is_function_kind(kind)
-    return got
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +95,8 @@ class FileNames:
         self._text = text
         if spans is None:
             spans = [(d.start_byte, d.end_byte) for d in defs]
-        kinds = _FUNCTION_KINDS
         modules, functions = _core.definition_owners(
-            spans, [kinds[d.kind] if d.kind in kinds else _function_kind(d.kind)
-                    for d in defs])
+            spans, [is_function_kind(d.kind) for d in defs])
         #: Per definition (in ``defs`` order): its module name and function name (None: none).
         self.module: list[str | None] = [defs[k].name or None for k in modules]
         self.function: list[str | None] = [

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .._core import lines_merge_raw
 from ..errors import PatchError
@@ -296,6 +297,22 @@ def edit_locations(patch: str, *, origin: str | None = None) -> EditLocations:
         i += 1
     flush()
     return EditLocations(files)
+
+
+
+def kept_edit_locations(cache: Any, patch: str, origin: str) -> EditLocations | PatchError:
+    """:func:`edit_locations` of ``patch``, or its error, parsed once per ``cache`` (a
+    mapping with ``get``): every run's row of an instance has the same gold patch, which the
+    preparer and the ranker both read."""
+    key = ("edit_locations", origin, patch)
+    got = cache.get(key)
+    if got is None:
+        try:
+            got = edit_locations(patch, origin=origin)
+        except PatchError as exc:
+            got = exc.with_traceback(None)
+        cache[key] = got
+    return got
 
 
 def _read_hunk(lines: list[str], i: int, acc: _FileAcc,

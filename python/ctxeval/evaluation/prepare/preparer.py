@@ -34,7 +34,7 @@ from ...truth.extraction import SymbolExtractor
 from ...truth.gold.swebench import location_views
 from ...truth.locations import file_lines as split_lines
 from ...truth.locations import placed_locations
-from ...truth.patches import EditLocations, apply_diff, edit_locations
+from ...truth.patches import EditLocations, apply_diff, edit_locations, kept_edit_locations
 from ...truth.repo import RepoSnapshot
 from ...truth.symbols import Definition, resolve_name
 
@@ -491,16 +491,9 @@ class Preparer(PreparerBase):
         row of an instance) is parsed once, and placed once on the same file versions."""
         if not gold.patch:
             return None, []
-        parsed = self.index_cache.get(("goldpatch", gold.patch))
-        if parsed is None:
-            try:
-                parsed = edit_locations(gold.patch, origin="gold patch")
-            except PatchError as exc:
-                parsed = f"gold patch: {exc}"
-            self.index_cache[("goldpatch", gold.patch)] = parsed
-        if isinstance(parsed, str):
-            return None, [parsed]
-        written = parsed
+        written = kept_edit_locations(self.index_cache, gold.patch, "gold patch")
+        if isinstance(written, PatchError):
+            return None, [f"gold patch: {written}"]
         key = ("goldplaced", gold.patch,
                tuple(snap.blob_id(p) for p in written.files))
         got = self.index_cache.get(key)
