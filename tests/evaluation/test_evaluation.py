@@ -127,6 +127,77 @@ def test_runs_are_one_pipeline_with_each_runs_rows_in_order(workload: Path) -> N
     assert summary.uncovered == {first: 0, second: 0}
 
 
+def _held(wl: Path, open_at: int, timeout: float) -> tuple[int | None, int, list]:
+    """Six runs of the same trajectories (the later ones send nothing to extract), evaluated
+    with extraction held until ``open_at`` batches are planned, or ``timeout``: the batches
+    planned when extraction was first let go by its timeout (None: by the planning), the
+    most batches planned and not yet scored, and the rows."""
+    gold = load_gold([wl / "gold.jsonl"])
+    first = sorted((wl / "runs").glob("*.jsonl"))[0]
+    specs = [RunSpec(f"again{k}", [str(first)]) for k in range(6)]  # 3 planned batches each
+    symbols = SymbolExtractor()
+    gate = threading.Event()
+    real = symbols.get_many
+
+    count = {"planned": 0, "scored": 0, "most waiting": 0}
+    timed_out: list[int] = []
+
+    def held(items, threads=1):  # type: ignore[no-untyped-def]
+        if not gate.wait(timeout=timeout):
+            timed_out.append(count["planned"])
+            gate.set()
+        return real(items, threads)
+
+    symbols.get_many = held  # type: ignore[method-assign]
+    with RepoCache(wl / "repos") as repos, Evaluator(gold, repos, jobs=1,
+                                                     symbols=symbols) as ev:
+        plan, scored = ev.plan_trajectories, ev._score
+
+        def planning(trajs, pred_file, ctx):  # type: ignore[no-untyped-def]
+            count["planned"] += 1
+            if count["planned"] == open_at:
+                gate.set()
+            return plan(trajs, pred_file, ctx)
+
+        def scoring(batch, ticket):  # type: ignore[no-untyped-def]
+            count["most waiting"] = max(count["most waiting"],
+                                        count["planned"] - count["scored"])
+            count["scored"] += 1
+            return scored(batch, ticket)
+
+        ev.plan_trajectories, ev._score = planning, scoring  # type: ignore[method-assign]
+        rows = list(ev.runs(specs, Summary()))
+    # each run ends with a batch of its own, with nothing planned in it
+    assert count["scored"] == count["planned"] + len(specs)
+    assert len(rows) == 6 * 12 and {name for name, _r in rows} == {s.name for s in specs}
+    return (timed_out[0] if timed_out else None), count["most waiting"], rows
+
+
+def test_batches_without_new_blobs_do_not_stop_the_planning(
+        workload: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Later runs over the same trajectories send nothing to extract; such batches do not
+    count towards the batches in flight, so the calling thread plans on (to the next blobs
+    there may be) while the threads are still on the first run's, up to ``MOST_PLANNED``.
+    Counted as before, ``MOST_AHEAD`` batches would fill the window, and held extraction
+    would be let go only by its timeout."""
+    from ctxeval.evaluation import run as evaluation_run
+
+    past = evaluation_run.MOST_AHEAD + 2
+    t = time.monotonic()
+    timed_out, most, rows = _held(workload, past, timeout=20)
+    assert timed_out is None and time.monotonic() - t < 15 and most >= past
+    # The bound of all batches planned ahead still holds: with 3 batches in flight at most
+    # (the first run's) and 6 in all, planning stops before a 7th batch of trajectories (an
+    # end-of-run batch takes a place too), and held extraction is let go by its timeout, not
+    # by a 9th batch. (Past 10 batches, planning here needs definitions of the files it
+    # places views in, so it waits for held extraction anyway.)
+    monkeypatch.setattr(evaluation_run, "MOST_AHEAD", 3)
+    monkeypatch.setattr(evaluation_run, "MOST_PLANNED", 6)
+    timed_out, most, bounded = _held(workload, 9, timeout=5)
+    assert timed_out is not None and 3 < timed_out <= 7 and most <= 7
+    assert bounded == rows
+
+
 def test_rows_in_flight_come_out_before_a_later_run_fails(workload: Path, tmp_path: Path
                                                           ) -> None:
     """A run that cannot be started (here its results file is missing) stops the evaluation

@@ -45,8 +45,15 @@ BATCH = 64
 #: Most trajectories of one input planned as one batch.
 CHUNK = 16
 #: Batches in flight per extraction thread before the oldest is scored once its definitions
-#: are in, and at most (then this thread waits for the oldest).
+#: are in, and at most (then this thread waits for the oldest). Only batches that sent blobs
+#: to be extracted count towards the most: a batch whose files are all known or on their way
+#: (a later run over the same instances) adds no work, and counting it let such batches fill
+#: the window while the threads still had the first run's blobs before them, so that the next
+#: new blobs were planned only once the threads had run dry.
 AHEAD, MOST_AHEAD = 2, 8
+#: Batches planned ahead per extraction thread at most, with blobs to extract or not: what
+#: bounds the memory of the plans waiting to be scored.
+MOST_PLANNED = 32
 #: File bytes kept in memory per run (the rest is read again from git when needed).
 REPO_CACHE_BYTES = 64 << 20
 #: Set to a list by the ``ctxeval`` command (:func:`ctxeval.cli.run`), whose process ends as
@@ -407,8 +414,10 @@ class Evaluator:
         and again while its first, small batches are planned). Should planning fail, the
         batches in flight are scored first, so that their rows come out before the error."""
         stage = self._extract_stage()
-        ahead, most = AHEAD * max(self.jobs, 1), MOST_AHEAD * max(self.jobs, 1)
+        jobs = max(self.jobs, 1)
+        ahead, most, planned = AHEAD * jobs, MOST_AHEAD * jobs, MOST_PLANNED * jobs
         window: deque[tuple[_Batch, Any]] = deque()
+        working = 0  # batches in the window whose blobs are being read or extracted
         todo = iter(batches)
         while True:
             try:
@@ -420,12 +429,17 @@ class Evaluator:
                     yield self._score(*window.popleft())
                 raise
             wanted = needs(batch.items, self.symbols, self.preparer.preset, stage.pending())
-            window.append((batch, stage.submit(wanted) if wanted else None))
+            ticket = stage.submit(wanted) if wanted else None
+            window.append((batch, ticket))
+            working += ticket is not None
             # past ``ahead`` the oldest batch is scored when its definitions are in; until
             # then the next batches are planned (a thread done with its part of a batch would
-            # wait otherwise), up to ``most`` in flight
-            while len(window) > most or (len(window) > ahead and stage.ready(window[0][1])):
-                yield self._score(*window.popleft())
+            # wait otherwise), up to ``most`` of them with blobs in flight and ``planned`` in all
+            while working > most or len(window) > planned or \
+                    (len(window) > ahead and stage.ready(window[0][1])):
+                oldest, its = window.popleft()
+                working -= its is not None
+                yield self._score(oldest, its)
         while window:
             yield self._score(*window.popleft())
 
