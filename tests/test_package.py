@@ -308,3 +308,35 @@ def test_the_command_ends_at_once_after_a_local_evaluation_with_everything_writt
     report = _command("report", str(out))
     assert report.returncode == 0 and "exit handlers ran" in report.stderr
     assert evaluation_run.kept_until_exit is None  # in-process (the API, main()): freed
+
+
+def test_the_collector_runs_less_only_in_the_commands_evaluation(tmp_path, capsys):
+    """The command's local evaluation freezes what the imports made and raises the cyclic
+    collector's thresholds (its process ends with the evaluation); in-process ``main()``, as
+    the API, leaves the caller's collector as it was."""
+    import gc
+
+    from ctxeval.cli import COLLECTOR_THRESHOLDS
+
+    ex = Path(__file__).resolve().parent.parent / "fixtures" / "example"
+    args = ["evaluate", "--gold", str(ex / "gold.jsonl"), "--repos", str(ex / "repos"),
+            "--run", f"a={ex / 'runs' / 'agent-a.jsonl'}", "--no-cache", "-q"]
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    assert main([*args, "--out", str(tmp_path / "in.jsonl")]) == 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+    capsys.readouterr()
+    script = ("import gc, os, sys\n"
+              "real_exit = os._exit\n"
+              "def _exit(code):\n"
+              "    print('collector', gc.get_threshold(), gc.get_freeze_count() > 0,\n"
+              "          file=sys.stderr, flush=True)\n"
+              "    real_exit(code)\n"
+              "os._exit = _exit\n"
+              "from ctxeval.cli import run\n"
+              f"sys.argv = ['ctxeval', *{args!r}, '--out', {str(tmp_path / 'cmd.jsonl')!r}]\n"
+              "run()\n")
+    got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=False)
+    assert got.returncode == 0, got.stderr
+    assert f"collector {COLLECTOR_THRESHOLDS} True" in got.stderr
+    assert (tmp_path / "cmd.jsonl").read_bytes() == (tmp_path / "in.jsonl").read_bytes()

@@ -169,6 +169,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                 from .evaluation import run as evaluation_run
 
                 evaluation_run.kept_until_exit = []  # left to the OS: see run()
+                _collect_less()
             summary = evaluate(**options, jobs=args.jobs, views=args.views, ranking=ranking)
     except ResumeConflict as exc:  # what to do instead is the user's choice: a usage error
         _err(str(exc))
@@ -675,6 +676,26 @@ def _on_termination() -> dict[int, Any]:
         if sig is not None and signal.getsignal(sig) in (signal.SIG_DFL, None):
             replaced[sig] = signal.signal(sig, _raise_terminated)
     return replaced
+
+
+#: The cyclic collector's thresholds for a command's local evaluation (:func:`_collect_less`).
+COLLECTOR_THRESHOLDS = (20000, 10, 10)
+
+
+def _collect_less() -> None:
+    """Before a local evaluation whose process ends with it: what the imports made is frozen
+    out of the cyclic collector, and it runs less often (:data:`COLLECTOR_THRESHOLDS`).
+
+    An evaluation keeps most of what it makes (definitions, line indexes, kept rows), so the
+    default thresholds (700, 10, 10) had the collector walk the same survivors again and
+    again: 190 collections and 0.04 s of CPU in a cold run of the real-history benchmark,
+    7% of a warm one; 3 collections and 0.013 s with these. Reference counting still frees
+    everything that is not in a cycle at once, and cycles are still collected, every 20,000
+    new container objects. The API and in-process :func:`main` keep the caller's settings."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
 #: Whether the process ends when the command returns (:func:`run`).
