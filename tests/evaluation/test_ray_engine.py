@@ -17,7 +17,14 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import CORPUS, FIXTURES, PARITY, requires_parity, requires_shared
+from tests.conftest import (
+    CORPUS,
+    FIXTURES,
+    PARITY,
+    requires_parity,
+    requires_shared,
+    workload_module,
+)
 
 import ctxeval
 from ctxeval.cli import main
@@ -93,6 +100,35 @@ def test_example_through_the_command(ray_local, tmp_path, capsys):
     assert main(["report", str(tmp_path / "local.jsonl"), "--format", "json"]) == 0
     ray_report, local_report = capsys.readouterr().out.split("\n{", 1)
     assert "{" + local_report == ray_report + "\n"
+
+
+def test_the_actors_disk_cache_counts_reach_the_meta_file(ray_local, tmp_path):
+    """The meta file counts the disk cache's definitions and commits' file lists as the local
+    engine's does, added up over the actors: a cold run writes them, a warm one finds every
+    one of them there; without a disk cache there is nothing to count."""
+    wl = tmp_path / "wl"  # git repositories, whose commits' file lists are kept
+    workload_module().generate(wl, instances=6, runs=2, repos=2, files_per_repo=6, seed=3)
+    args = ["evaluate", "--gold", str(wl / "gold.jsonl"), "--repos", str(wl / "repos"), "-q",
+            "--engine", "ray"]
+    for r in sorted((wl / "runs").glob("*.jsonl")):
+        args += ["--run", f"{r.stem}={r}"]
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+
+    def counts(name: str) -> dict:
+        meta = json.loads((tmp_path / f"{name}.parquet.meta.json").read_text())
+        return meta["symbol_cache"]
+
+    assert main([*args, *cache, "--out", str(tmp_path / "cold.parquet")]) == 0
+    assert main([*args, *cache, "--out", str(tmp_path / "warm.parquet")]) == 0
+    assert main([*args, "--no-cache", "--out", str(tmp_path / "none.parquet")]) == 0
+    cold, warm = counts("cold"), counts("warm")
+    assert cold["disk_stats"]["writes"] > 0 and cold["listing_stats"]["writes"] > 0
+    # (how many depends on how the units fell to the actors: each actor counts its own)
+    assert warm["disk_stats"]["hits"] > 0
+    assert warm["disk_stats"]["misses"] == warm["disk_stats"]["writes"] == 0
+    assert warm["listing_stats"]["hits"] > 0
+    assert warm["listing_stats"]["misses"] == warm["listing_stats"]["writes"] == 0
+    assert counts("none")["disk_stats"] is None and counts("none")["listing_stats"] is None
 
 
 def test_the_ranking_options_reach_the_actors(ray_local, tmp_path):

@@ -265,16 +265,29 @@ class UnitEvaluator:
         spec = self.runs[unit["run"]]
         summary = Summary()
         self._failure = False
-        before = dict(self.ev.symbols.stats)
+        before = {k: dict(c) if c is not None else None for k, c in self._counters().items()}
         if unit["kind"] == "dataset":
             rows = self._dataset(spec.name, unit, summary)
         else:
             rows = self._file(spec, unit, summary)
-        stats = {k: v - before.get(k, 0) for k, v in self.ev.symbols.stats.items()}
-        info = {"unreadable": _problems(summary.unreadable), "failure": self._failure,
-                "without_gold": summary.without_gold, "duplicates": summary.duplicates,
-                "skipped": summary.skipped_resume, "stats": stats, "notes": self.ev.notes}
+        info: dict[str, Any] = {
+            "unreadable": _problems(summary.unreadable), "failure": self._failure,
+            "without_gold": summary.without_gold, "duplicates": summary.duplicates,
+            "skipped": summary.skipped_resume, "notes": self.ev.notes}
+        for name, now in self._counters().items():
+            was = before[name]
+            info[name] = None if now is None or was is None else \
+                {k: v - was.get(k, 0) for k, v in now.items()}
         return rows, info
+
+    def _counters(self) -> dict[str, dict[str, int] | None]:
+        """This actor's running counts, by the name a unit's report gives its share: how
+        definitions were found, and the disk cache's hits and writes of definitions and of
+        commits' file lists (None without a disk cache); the driver adds them up."""
+        disk, listings = self.ev.symbols.disk, self.scorer.repos.listings
+        return {"stats": self.ev.symbols.stats,
+                "disk_stats": disk.stats if disk is not None else None,
+                "listing_stats": listings.stats if listings is not None else None}
 
     def _file(self, spec: RunSpec, unit: dict[str, Any], summary: Summary
               ) -> list[dict[str, Any]]:
@@ -541,6 +554,8 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
         bar = _Progress(sys.stderr, progress)
         bar.begin("ray", len(units))
         stats: dict[str, int] = {}
+        disk_stats: dict[str, int] = {}
+        listing_stats: dict[str, int] = {}
         covered_any: set[str] = set()
         tracked = [_Runs(gold_set, r.name, preset) for r in runs]
         local: UnitEvaluator | None = None
@@ -580,8 +595,10 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                 summary.unreadable.extend(_problem(p) for p in info["unreadable"])
                 summary.duplicates.extend(info.get("duplicates") or [])
                 summary.notes.extend(n for n in info["notes"] if n not in summary.notes)
-                for k, v in info["stats"].items():
-                    stats[k] = stats.get(k, 0) + v
+                for total, name in ((stats, "stats"), (disk_stats, "disk_stats"),
+                                    (listing_stats, "listing_stats")):
+                    for k, v in (info.get(name) or {}).items():
+                        total[k] = total.get(k, 0) + v
                 bar.instances += len(rows)
                 bar.input_done()
             moving.flush()
@@ -613,8 +630,11 @@ def evaluate(*, gold: Sequence[str | Path], runs: Sequence[RunSpec], repos: str 
                                 "output": "dataset" if dataset else "driver",
                                 "driver": driver_cpu},
                      "symbol_stats": stats,
-                     "symbol_cache": {"disk": cache_dir is not None,
-                                      "incremental": incremental}})
+                     "symbol_cache": {
+                         "disk": cache_dir is not None, "incremental": incremental,
+                         # the actors' counts added up (as the local engine's, one process)
+                         "disk_stats": disk_stats if cache_dir is not None else None,
+                         "listing_stats": listing_stats if cache_dir is not None else None}})
         return summary
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
