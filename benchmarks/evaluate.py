@@ -14,8 +14,9 @@ line diff included), and evaluations, each a fresh ``ctxeval evaluate`` process 
 ``--repeat``): cold (no disk cache) with ``-j 1`` and ``-j 2``, with and without incremental
 parsing, ``-j 1`` also pinned to one CPU (threads and git children included), and warm (the
 disk cache filled by an earlier evaluation); whether their rows are byte-identical; the
-ratios the targets are stated in; and, given its environment (``benchmarks/reference.md``),
-the published ContextBench evaluator on the same workload.
+ratios the targets are stated in; given its environment (``benchmarks/reference.md``), the
+published ContextBench evaluator on the same workload; and, last, where the cold one-core run's
+CPU goes, stage by stage (``benchmarks/stages.py``).
 
 ``--memory N...`` instead measures the peak resident anonymous memory of the **whole process
 tree** (ctxeval and every ``git`` child; pages shared between them counted once,
@@ -445,6 +446,12 @@ def measure(wl: Path, tmp: Path, repeat: int, reference: tuple[str, Path] | None
             print(f"    pinned to one CPU:         {ref / pinned:6.1f}x  (target >= 13)")
         print(f"  throughput vs it, warm -j 1: "
               f"{ref / results['warm, -j 1 (disk cache filled)']:6.1f}x  (target >= 50)")
+    if pin:
+        from stages import split
+
+        print("where the cold one-core run goes (benchmarks/stages.py), stage by stage:")
+        with on_the_pinned_cpu():
+            print("\n".join("  " + line for line in split(wl, repeat)))
     print(f"cpus: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f}")
 
 

@@ -12,12 +12,18 @@ this one run, so the split adds up against the whole evaluation measured here to
 * **trajectories**: reading every run's inputs with their adapters (``read_inputs``);
 * **git reads**: every blob the runs touch, read from the repositories at their commits
   (``git cat-file`` and ``ls-tree``, as the evaluator reads them);
-* **parse floor**: tree-sitter parsing each distinct touched blob once, from scratch;
-* **the rest**: the whole cold evaluation less all of the above: planning, the extraction's
-  work beyond the parse (the walk, naming, line diffs), scoring and writing rows.
+* **parse floor**: tree-sitter parsing each distinct touched blob once, from scratch (the
+  least CPU of ``--repeat`` passes, as every figure here);
+* **extraction beyond the floor**: the native core's extraction of the same blobs (each
+  path's versions in order, re-parsed incrementally as the evaluator does, the walk, naming
+  and line diffs) in this process, less the parse floor; below zero where re-parsing saves
+  more than the rest costs;
+* **the rest**: the whole cold evaluation less all of the above: planning, scoring, writing
+  rows, and handing work between the threads.
 
 A warm evaluation (definitions from the disk cache, no parse) is measured too: less the
 interpreter, imports, gold and trajectories, it is git reads, planning, scoring and writing.
+``benchmarks/evaluate.py`` prints the same split at the end of its run (:func:`split`).
 
     python benchmarks/stages.py WORKLOAD [--repeat 3]
     python benchmarks/realhistory.py CLONE WORKLOAD --repo pydata/xarray   # makes WORKLOAD
@@ -31,7 +37,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ctxeval.reading.inputs import read_inputs
 from ctxeval.truth.gold import load_gold
-from evaluate import parse_floor, touched_blobs
+from evaluate import parse_floor_times, touched_blobs
 from timing import child_env, command, one_cpu
 
 
@@ -92,13 +97,19 @@ def read_trajectories(runs: list[Path]) -> int:
     return n
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("workload", type=Path)
-    ap.add_argument("--repeat", type=int, default=3, help="runs per figure (least kept)")
-    a = ap.parse_args()
-    wl, repeat = a.workload, a.repeat
-    one_cpu()
+def extraction(blobs: list[tuple[str, str, bytes]]) -> None:
+    """The native core's extraction of ``blobs`` (no disk cache), each path's versions in
+    first-touch order, as the evaluator's extract stage takes them."""
+    from ctxeval.truth.extraction import SymbolSettings
+
+    order = sorted(range(len(blobs)), key=lambda k: (blobs[k][1], k))
+    SymbolSettings(None, True).extractor().get_many(
+        [(blobs[k][0], blobs[k][2], blobs[k][1], "strict") for k in order], 1)
+
+
+def split(wl: Path, repeat: int) -> list[str]:
+    """The lines of the split of ``wl``'s cold one-core evaluation (the caller pins this
+    process to one CPU first: the children measured inherit it)."""
     runs = sorted((wl / "runs").glob("*.jsonl"))
     gold = wl / "gold.jsonl"
     tmp = Path(tempfile.mkdtemp(prefix="ctxeval-stages-"))
@@ -127,9 +138,9 @@ def main() -> None:
             "git reads": cpu_of(lambda: touched_blobs(wl), repeat),
         }
         blobs = touched_blobs(wl)
-        t = time.process_time()
-        wall = parse_floor(blobs, repeat=1)
-        figures["parse floor"] = time.process_time() - t
+        wall, figures["parse floor"] = parse_floor_times(blobs, repeat)
+        figures["extraction beyond the floor"] = \
+            cpu_of(lambda: extraction(blobs), repeat) - figures["parse floor"]
         whole = child_cpu(command(wl, runs, gold, out, None, True, 1, True), repeat, fresh)
         fill()
         warm = child_cpu(command(wl, runs, gold, out, str(cache), True, 1, True), repeat,
@@ -139,17 +150,29 @@ def main() -> None:
     floor = figures["parse floor"]
     figures["the rest"] = whole - sum(figures.values())
     rows = sum(1 for r in runs for line in r.open() if line.strip())
-    print(f"workload: {wl.name}, {len(runs)} runs, {rows} trajectories, {len(blobs)} distinct "
-          f"blobs; CPU seconds, pinned to one CPU, least of {repeat}")
-    print(f"{'stage':14s} {'CPU s':>7s} {'share':>6s} {'/ floor':>8s}")
+    width = max(map(len, figures))
+    lines = [f"workload: {wl.name}, {len(runs)} runs, {rows} trajectories, {len(blobs)} "
+             f"distinct blobs; CPU seconds, pinned to one CPU, least of {repeat}",
+             f"{'stage':{width}s} {'CPU s':>7s} {'share':>6s} {'/ floor':>8s}"]
     for name, secs in figures.items():
-        print(f"{name:14s} {secs:7.3f} {secs / whole:6.1%} {secs / floor:7.2f}x")
-    print(f"{'cold, -j 1':14s} {whole:7.3f} {1:6.1%} {whole / floor:7.2f}x  (the whole run)")
+        lines.append(f"{name:{width}s} {secs:7.3f} {secs / whole:6.1%} {secs / floor:7.2f}x")
+    lines.append(f"{'cold, -j 1':{width}s} {whole:7.3f} {1:6.1%} {whole / floor:7.2f}x  "
+                 "(the whole run)")
     rest_warm = warm - figures["interpreter"] - figures["imports"] - figures["gold"] \
         - figures["trajectories"]
-    print(f"{'warm, -j 1':14s} {warm:7.3f} {'':6s} {warm / floor:7.2f}x  (of which git "
-          f"reads, planning, scoring and writing: {rest_warm:.3f})")
-    print(f"parse floor wall {wall:.3f} s")
+    lines.append(f"{'warm, -j 1':{width}s} {warm:7.3f} {'':6s} {warm / floor:7.2f}x  (of "
+                 f"which git reads, planning, scoring and writing: {rest_warm:.3f})")
+    lines.append(f"parse floor wall {wall:.3f} s")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("workload", type=Path)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per figure (least kept)")
+    a = ap.parse_args()
+    one_cpu()
+    print("\n".join(split(a.workload, a.repeat)))
 
 
 if __name__ == "__main__":
