@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ctxeval.reading.inputs import read_inputs
 from ctxeval.truth.gold import load_gold
-from evaluate import parse_floor_times, touched_blobs
+from floors import parse_floor_times, touched_blobs
 from timing import child_env, command, one_cpu
 
 
