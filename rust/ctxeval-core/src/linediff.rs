@@ -65,13 +65,13 @@ fn line_ops_by(
     b: &[&[u8]],
     hash: impl Fn(&[u8]) -> u64,
 ) -> Vec<(usize, usize, usize, usize)> {
-    let key = |l: &&[u8]| (hash(l), l.len());
-    ops_of(
-        a,
-        &a.iter().map(key).collect::<Vec<_>>(),
-        b,
-        &b.iter().map(key).collect::<Vec<_>>(),
-    )
+    ops_of(a, &keys(a, &hash), b, &keys(b, &hash))
+}
+
+/// Each line's key, what the diff compares first: its hash and its length (so lines of
+/// different lengths never compare equal, whatever the hash).
+fn keys(lines: &[&[u8]], hash: impl Fn(&[u8]) -> u64) -> Vec<(u64, usize)> {
+    lines.iter().map(|l| (hash(l), l.len())).collect()
 }
 
 /// A text's lines and their keys (hash and length): what the bound and the diff compare,
@@ -84,7 +84,7 @@ struct Keyed<'a> {
 impl<'a> Keyed<'a> {
     fn new(data: &'a [u8]) -> Self {
         let lines = split_lines(data);
-        let keys = lines.iter().map(|l| (line_hash(l), l.len())).collect();
+        let keys = keys(&lines, line_hash);
         Keyed { lines, keys }
     }
 }
